@@ -1,1 +1,40 @@
-//! placeholder
+//! Tablebay's catalog service: the one domain behind both the S3 Tables control plane and the Iceberg REST API.
+//!
+//! It owns table buckets, namespaces and tables, their ARNs and naming rules, their settings (policies,
+//! encryption, maintenance, storage class, tags), and the compare-and-swap of a table's metadata pointer. It
+//! validates and decides; `tablebay-store` persists. Wire formats live with the HTTP surfaces.
+#![warn(missing_docs)]
+
+mod arn;
+mod bucket;
+mod catalog;
+mod encryption;
+mod error;
+mod maintenance;
+mod metadata;
+mod names;
+mod namespace;
+mod objects;
+mod pagination;
+mod policy;
+mod settings;
+mod storage_class;
+mod table;
+mod tagging;
+
+pub use arn::{AccountId, ArnFlavor, BucketArn, ResourceArn, TableArn};
+pub use bucket::{NewBucket, TableBucket};
+pub use catalog::{Catalog, CatalogConfig};
+pub use error::CatalogError;
+pub use maintenance::TableMaintenanceUpdate;
+pub use metadata::TableDefinition;
+pub use names::{BucketName, NamespaceName, TableName};
+pub use namespace::Namespace;
+pub use objects::{TableLocation, warehouse_location};
+pub use pagination::{ContinuationToken, Page, PageRequest};
+pub use settings::{
+    BucketMaintenance, CompactionSettings, JobConfig, CompactionStrategy, Encryption, JobState, JobStatus, MaintenanceJobType,
+    MaintenanceStatus, MetricsConfiguration, ResourcePolicy, SnapshotManagementSettings, SseAlgorithm, StorageClass,
+    TableMaintenance, Tags, UnreferencedFileRemovalSettings,
+};
+pub use table::{NewTable, Table, TableRef};

@@ -1,1 +1,51 @@
-//! placeholder
+//! Tablebay's HTTP surfaces.
+//!
+//! The tables listener serves the S3 Tables control plane at `/`, health at `/health` and Prometheus metrics at
+//! `/metrics` (later the Iceberg REST catalog at `/iceberg`, admin at `/admin` and STS at `/sts`); the S3
+//! listener serves the data plane. Handlers are thin: parse, authenticate, make one service call, map the result
+//! to the surface's wire format. No storage or SQL is reachable from here (this crate does not depend on the
+//! store).
+#![warn(missing_docs)]
+
+mod authn;
+mod control_plane;
+mod observe;
+mod s3;
+mod state;
+
+use axum::Router;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use http::{HeaderValue, StatusCode, header};
+
+pub use observe::Metrics;
+pub use state::{AppState, Identities, Secret};
+
+/// The router of the tables listener.
+pub fn tables_router(state: AppState) -> Router {
+    Router::new()
+        .route("/health", get(health))
+        .route("/metrics", get(metrics))
+        .fallback(control_plane::handle)
+        .with_state(state)
+}
+
+/// The router of the S3 listener.
+pub fn s3_router(state: AppState) -> Router {
+    s3::router(state)
+}
+
+/// `GET /health`: 200 without authentication while the process serves.
+async fn health() -> impl IntoResponse {
+    (StatusCode::OK, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], "{\"status\":\"ok\"}")
+}
+
+/// `GET /metrics`: Prometheus text format.
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"))],
+        state.metrics.render(),
+    )
+}

@@ -1,0 +1,89 @@
+//! The [`Catalog`] service handle, its configuration, and the plumbing every operation family shares:
+//! JSON-valued settings, version tokens, and writing table files.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tablebay_store::meta::AttributeKey;
+use tablebay_store::{BlobStore, MetaStore};
+use uuid::Uuid;
+
+use crate::objects::TableLocation;
+use crate::{ArnFlavor, CatalogError};
+
+/// What the catalog needs to know about the deployment.
+#[derive(Clone, Debug)]
+pub struct CatalogConfig {
+    /// The region this instance serves; ARNs of other regions resolve to nothing.
+    pub region: String,
+    /// The ARN spelling of responses.
+    pub flavor: ArnFlavor,
+}
+
+/// The catalog service: buckets, namespaces, tables and their settings. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    pub(crate) meta: MetaStore,
+    pub(crate) blobs: BlobStore,
+    pub(crate) config: Arc<CatalogConfig>,
+}
+
+impl Catalog {
+    /// A catalog over the given stores.
+    pub fn new(meta: MetaStore, blobs: BlobStore, config: CatalogConfig) -> Self {
+        Self { meta, blobs, config: Arc::new(config) }
+    }
+
+    /// The deployment configuration.
+    pub fn config(&self) -> &CatalogConfig {
+        &self.config
+    }
+
+    /// Reads a JSON-valued setting of a bucket or table.
+    pub(crate) async fn setting<T: DeserializeOwned>(
+        &self,
+        resource_id: Uuid,
+        key: AttributeKey,
+    ) -> Result<Option<T>, CatalogError> {
+        match self.meta.attribute(resource_id, key).await? {
+            None => Ok(None),
+            Some(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| CatalogError::Internal(format!("stored {} of {resource_id} is unreadable: {e}", key.as_str()))),
+        }
+    }
+
+    /// Stores a JSON-valued setting of a bucket or table.
+    pub(crate) async fn set_setting<T: Serialize>(
+        &self,
+        resource_id: Uuid,
+        key: AttributeKey,
+        value: &T,
+    ) -> Result<(), CatalogError> {
+        let text = serde_json::to_string(value).map_err(|e| CatalogError::Internal(e.to_string()))?;
+        self.meta.set_attribute(resource_id, key, &text).await?;
+        Ok(())
+    }
+
+    /// Writes a file into a table's storage. The write is atomic: readers see all of it or nothing.
+    pub(crate) async fn put_table_file(&self, location: &TableLocation, bytes: Bytes) -> Result<(), CatalogError> {
+        self.blobs.put(&location.blob_key(), bytes).await?;
+        Ok(())
+    }
+
+    /// Best-effort removal of a file the server wrote but could not publish; unreferenced-file removal
+    /// collects whatever this misses.
+    pub(crate) async fn discard_table_file(&self, location: &TableLocation) {
+        if let Err(e) = self.blobs.delete(&location.blob_key()).await {
+            tracing::warn!(error = %e, location = %location.uri(), "could not remove an unpublished table file");
+        }
+    }
+}
+
+/// A fresh opaque version token: 20 lowercase hex characters, as S3 Tables issues them.
+pub(crate) fn new_version_token() -> String {
+    let bytes: [u8; 10] = rand::random();
+    hex::encode(bytes)
+}

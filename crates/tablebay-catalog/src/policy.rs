@@ -1,0 +1,61 @@
+//! Bucket and table resource policies: stored exactly as given after validation; `NotFound` when unset.
+
+use tablebay_store::meta::AttributeKey;
+use uuid::Uuid;
+
+use crate::{BucketArn, Catalog, CatalogError, ResourcePolicy, TableRef};
+
+impl Catalog {
+    async fn policy_of(&self, id: Uuid, what: &str) -> Result<ResourcePolicy, CatalogError> {
+        match self.meta.attribute(id, AttributeKey::Policy).await? {
+            Some(text) => ResourcePolicy::parse(&text),
+            None => Err(CatalogError::NotFound(format!("The specified {what} policy does not exist."))),
+        }
+    }
+
+    async fn delete_policy_of(&self, id: Uuid, what: &str) -> Result<(), CatalogError> {
+        if self.meta.delete_attribute(id, AttributeKey::Policy).await? {
+            Ok(())
+        } else {
+            Err(CatalogError::NotFound(format!("The specified {what} policy does not exist.")))
+        }
+    }
+
+    /// The bucket's policy.
+    pub async fn bucket_policy(&self, bucket: &BucketArn) -> Result<ResourcePolicy, CatalogError> {
+        let bucket = self.bucket(bucket).await?;
+        self.policy_of(bucket.id, "bucket").await
+    }
+
+    /// Sets the bucket's policy.
+    pub async fn put_bucket_policy(&self, bucket: &BucketArn, policy: &ResourcePolicy) -> Result<(), CatalogError> {
+        let bucket = self.bucket(bucket).await?;
+        self.meta.set_attribute(bucket.id, AttributeKey::Policy, policy.as_str()).await?;
+        Ok(())
+    }
+
+    /// Removes the bucket's policy.
+    pub async fn delete_bucket_policy(&self, bucket: &BucketArn) -> Result<(), CatalogError> {
+        let bucket = self.bucket(bucket).await?;
+        self.delete_policy_of(bucket.id, "bucket").await
+    }
+
+    /// The table's policy.
+    pub async fn table_policy(&self, table: &TableRef) -> Result<ResourcePolicy, CatalogError> {
+        let table = self.table(table).await?;
+        self.policy_of(table.id, "table").await
+    }
+
+    /// Sets the table's policy.
+    pub async fn put_table_policy(&self, table: &TableRef, policy: &ResourcePolicy) -> Result<(), CatalogError> {
+        let table = self.table(table).await?;
+        self.meta.set_attribute(table.id, AttributeKey::Policy, policy.as_str()).await?;
+        Ok(())
+    }
+
+    /// Removes the table's policy.
+    pub async fn delete_table_policy(&self, table: &TableRef) -> Result<(), CatalogError> {
+        let table = self.table(table).await?;
+        self.delete_policy_of(table.id, "table").await
+    }
+}

@@ -1,0 +1,18 @@
+//! The S3 Tables / OSS Tables control plane (REST-JSON; `aws s3tables`, boto3, `ossutil tables-api`).
+//! Routing in `router.rs`, wire shapes in `wire.rs`, errors in `error.rs`, one file per operation family.
+
+mod buckets;
+mod dispatch;
+mod encryption;
+mod error;
+mod maintenance;
+mod namespaces;
+mod policies;
+mod request;
+mod router;
+mod storage;
+mod tables;
+mod tagging;
+mod wire;
+
+pub(crate) use dispatch::handle;

@@ -1,0 +1,383 @@
+//! Routing of the control plane: a pure function from method, raw path and query to an [`Endpoint`].
+//!
+//! The path is split on `/` *before* percent-decoding each segment, because ARNs travel as one encoded segment
+//! (`arn%3Aaws%3As3tables%3A…%3Abucket%2Fname`, `reference/s3tables-api.md` §1.3); namespace and table names
+//! are `[0-9a-z_]`, so the segment count tells every `/tables/…` route apart.
+
+use http::Method;
+use percent_encoding::percent_decode_str;
+
+use super::error::ControlPlaneError;
+
+/// A table named by bucket ARN, namespace and name, as path segments give it (not yet validated).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TablePath {
+    pub bucket: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+/// Listing parameters from the query string.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ListQuery {
+    pub prefix: Option<String>,
+    pub continuation_token: Option<String>,
+    /// `maxBuckets` / `maxNamespaces` / `maxTables`, unparsed.
+    pub max: Option<String>,
+}
+
+/// How GetTable names its table: `/get-table?tableArn=` or `?tableBucketARN=&namespace=&name=`, or the legacy path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum GetTableSelector {
+    Arn(String),
+    Path(TablePath),
+}
+
+/// Every control-plane operation this server answers, with its parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    CreateTableBucket,
+    ListTableBuckets { query: ListQuery, bucket_type: Option<String> },
+    GetTableBucket { bucket: String },
+    DeleteTableBucket { bucket: String },
+    PutTableBucketPolicy { bucket: String },
+    GetTableBucketPolicy { bucket: String },
+    DeleteTableBucketPolicy { bucket: String },
+    PutTableBucketEncryption { bucket: String },
+    GetTableBucketEncryption { bucket: String },
+    DeleteTableBucketEncryption { bucket: String },
+    PutTableBucketMaintenanceConfiguration { bucket: String, job_type: String },
+    GetTableBucketMaintenanceConfiguration { bucket: String },
+    PutTableBucketStorageClass { bucket: String },
+    GetTableBucketStorageClass { bucket: String },
+    PutTableBucketMetricsConfiguration { bucket: String },
+    GetTableBucketMetricsConfiguration { bucket: String },
+    DeleteTableBucketMetricsConfiguration { bucket: String },
+    CreateNamespace { bucket: String },
+    ListNamespaces { bucket: String, query: ListQuery },
+    GetNamespace { bucket: String, namespace: String },
+    DeleteNamespace { bucket: String, namespace: String },
+    CreateTable { bucket: String, namespace: String },
+    ListTables { bucket: String, namespace: Option<String>, query: ListQuery },
+    GetTable { table: GetTableSelector },
+    DeleteTable { table: TablePath, version_token: Option<String> },
+    RenameTable { table: TablePath },
+    GetTableMetadataLocation { table: TablePath },
+    UpdateTableMetadataLocation { table: TablePath },
+    PutTablePolicy { table: TablePath },
+    GetTablePolicy { table: TablePath },
+    DeleteTablePolicy { table: TablePath },
+    GetTableEncryption { table: TablePath },
+    PutTableMaintenanceConfiguration { table: TablePath, job_type: String },
+    GetTableMaintenanceConfiguration { table: TablePath },
+    GetTableMaintenanceJobStatus { table: TablePath },
+    GetTableStorageClass { table: TablePath },
+    TagResource { arn: String },
+    UntagResource { arn: String, tag_keys: Vec<String> },
+    ListTagsForResource { arn: String },
+}
+
+impl Endpoint {
+    /// The API operation name (logs, metrics, and the IAM action of the same name).
+    pub(crate) fn operation(&self) -> &'static str {
+        match self {
+            Self::CreateTableBucket => "CreateTableBucket",
+            Self::ListTableBuckets { .. } => "ListTableBuckets",
+            Self::GetTableBucket { .. } => "GetTableBucket",
+            Self::DeleteTableBucket { .. } => "DeleteTableBucket",
+            Self::PutTableBucketPolicy { .. } => "PutTableBucketPolicy",
+            Self::GetTableBucketPolicy { .. } => "GetTableBucketPolicy",
+            Self::DeleteTableBucketPolicy { .. } => "DeleteTableBucketPolicy",
+            Self::PutTableBucketEncryption { .. } => "PutTableBucketEncryption",
+            Self::GetTableBucketEncryption { .. } => "GetTableBucketEncryption",
+            Self::DeleteTableBucketEncryption { .. } => "DeleteTableBucketEncryption",
+            Self::PutTableBucketMaintenanceConfiguration { .. } => "PutTableBucketMaintenanceConfiguration",
+            Self::GetTableBucketMaintenanceConfiguration { .. } => "GetTableBucketMaintenanceConfiguration",
+            Self::PutTableBucketStorageClass { .. } => "PutTableBucketStorageClass",
+            Self::GetTableBucketStorageClass { .. } => "GetTableBucketStorageClass",
+            Self::PutTableBucketMetricsConfiguration { .. } => "PutTableBucketMetricsConfiguration",
+            Self::GetTableBucketMetricsConfiguration { .. } => "GetTableBucketMetricsConfiguration",
+            Self::DeleteTableBucketMetricsConfiguration { .. } => "DeleteTableBucketMetricsConfiguration",
+            Self::CreateNamespace { .. } => "CreateNamespace",
+            Self::ListNamespaces { .. } => "ListNamespaces",
+            Self::GetNamespace { .. } => "GetNamespace",
+            Self::DeleteNamespace { .. } => "DeleteNamespace",
+            Self::CreateTable { .. } => "CreateTable",
+            Self::ListTables { .. } => "ListTables",
+            Self::GetTable { .. } => "GetTable",
+            Self::DeleteTable { .. } => "DeleteTable",
+            Self::RenameTable { .. } => "RenameTable",
+            Self::GetTableMetadataLocation { .. } => "GetTableMetadataLocation",
+            Self::UpdateTableMetadataLocation { .. } => "UpdateTableMetadataLocation",
+            Self::PutTablePolicy { .. } => "PutTablePolicy",
+            Self::GetTablePolicy { .. } => "GetTablePolicy",
+            Self::DeleteTablePolicy { .. } => "DeleteTablePolicy",
+            Self::GetTableEncryption { .. } => "GetTableEncryption",
+            Self::PutTableMaintenanceConfiguration { .. } => "PutTableMaintenanceConfiguration",
+            Self::GetTableMaintenanceConfiguration { .. } => "GetTableMaintenanceConfiguration",
+            Self::GetTableMaintenanceJobStatus { .. } => "GetTableMaintenanceJobStatus",
+            Self::GetTableStorageClass { .. } => "GetTableStorageClass",
+            Self::TagResource { .. } => "TagResource",
+            Self::UntagResource { .. } => "UntagResource",
+            Self::ListTagsForResource { .. } => "ListTagsForResource",
+        }
+    }
+}
+
+/// Decoded `key=value` pairs of a raw query string; keys may repeat (`tagKeys=a&tagKeys=b`).
+pub(crate) fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
+    let decode = |s: &str| percent_decode_str(s).decode_utf8_lossy().into_owned();
+    query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| match pair.split_once('=') {
+            Some((k, v)) => (decode(k), decode(v)),
+            None => (decode(pair), String::new()),
+        })
+        .collect()
+}
+
+fn first(pairs: &[(String, String)], key: &str) -> Option<String> {
+    pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+}
+
+/// Splits the raw path into decoded segments. A proxy that decoded `%2F` inside a bucket ARN leaves
+/// `…:bucket` and the bucket name as two segments: they are joined again.
+fn segments(path: &str) -> Result<Vec<String>, ControlPlaneError> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in path.split('/').skip(1) {
+        let decoded = percent_decode_str(raw)
+            .decode_utf8()
+            .map_err(|_| ControlPlaneError::BadRequest("The request path is not valid UTF-8".to_string()))?
+            .into_owned();
+        match out.last_mut() {
+            Some(last) if last.ends_with(":bucket") => {
+                last.push('/');
+                last.push_str(&decoded);
+            }
+            _ => out.push(decoded),
+        }
+    }
+    if out.last().is_some_and(String::is_empty) {
+        out.pop();
+    }
+    Ok(out)
+}
+
+/// Maps a request to its operation; anything else is a 400 naming what was asked.
+pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Result<Endpoint, ControlPlaneError> {
+    let segs = segments(path)?;
+    let q = query_pairs(query);
+    let list = |max_key: &str| ListQuery {
+        prefix: first(&q, "prefix"),
+        continuation_token: first(&q, "continuationToken"),
+        max: first(&q, max_key),
+    };
+    let seg: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let table = |b: &str, n: &str, t: &str| TablePath { bucket: b.to_string(), namespace: n.to_string(), name: t.to_string() };
+    let m = method.clone();
+    use Endpoint as E;
+    let endpoint = match (m, seg.as_slice()) {
+        (Method::PUT, ["buckets"]) => E::CreateTableBucket,
+        (Method::GET, ["buckets"]) => E::ListTableBuckets { query: list("maxBuckets"), bucket_type: first(&q, "type") },
+        (Method::GET, ["buckets", b]) => E::GetTableBucket { bucket: b.to_string() },
+        (Method::DELETE, ["buckets", b]) => E::DeleteTableBucket { bucket: b.to_string() },
+        (Method::PUT, ["buckets", b, "policy"]) => E::PutTableBucketPolicy { bucket: b.to_string() },
+        (Method::GET, ["buckets", b, "policy"]) => E::GetTableBucketPolicy { bucket: b.to_string() },
+        (Method::DELETE, ["buckets", b, "policy"]) => E::DeleteTableBucketPolicy { bucket: b.to_string() },
+        (Method::PUT, ["buckets", b, "encryption"]) => E::PutTableBucketEncryption { bucket: b.to_string() },
+        (Method::GET, ["buckets", b, "encryption"]) => E::GetTableBucketEncryption { bucket: b.to_string() },
+        (Method::DELETE, ["buckets", b, "encryption"]) => E::DeleteTableBucketEncryption { bucket: b.to_string() },
+        (Method::GET, ["buckets", b, "maintenance"]) => E::GetTableBucketMaintenanceConfiguration { bucket: b.to_string() },
+        (Method::PUT, ["buckets", b, "maintenance", t]) => {
+            E::PutTableBucketMaintenanceConfiguration { bucket: b.to_string(), job_type: t.to_string() }
+        }
+        (Method::PUT, ["buckets", b, "storage-class"]) => E::PutTableBucketStorageClass { bucket: b.to_string() },
+        (Method::GET, ["buckets", b, "storage-class"]) => E::GetTableBucketStorageClass { bucket: b.to_string() },
+        (Method::PUT, ["buckets", b, "metrics"]) => E::PutTableBucketMetricsConfiguration { bucket: b.to_string() },
+        (Method::GET, ["buckets", b, "metrics"]) => E::GetTableBucketMetricsConfiguration { bucket: b.to_string() },
+        (Method::DELETE, ["buckets", b, "metrics"]) => E::DeleteTableBucketMetricsConfiguration { bucket: b.to_string() },
+        (Method::PUT, ["namespaces", b]) => E::CreateNamespace { bucket: b.to_string() },
+        (Method::GET, ["namespaces", b]) => E::ListNamespaces { bucket: b.to_string(), query: list("maxNamespaces") },
+        (Method::GET, ["namespaces", b, n]) => E::GetNamespace { bucket: b.to_string(), namespace: n.to_string() },
+        (Method::DELETE, ["namespaces", b, n]) => E::DeleteNamespace { bucket: b.to_string(), namespace: n.to_string() },
+        (Method::GET, ["tables", b]) => {
+            E::ListTables { bucket: b.to_string(), namespace: first(&q, "namespace"), query: list("maxTables") }
+        }
+        (Method::PUT, ["tables", b, n]) => E::CreateTable { bucket: b.to_string(), namespace: n.to_string() },
+        (Method::GET, ["tables", b, n, t]) => E::GetTable { table: GetTableSelector::Path(table(b, n, t)) },
+        (Method::DELETE, ["tables", b, n, t]) => {
+            E::DeleteTable { table: table(b, n, t), version_token: first(&q, "versionToken") }
+        }
+        (Method::PUT, ["tables", b, n, t, "rename"]) => E::RenameTable { table: table(b, n, t) },
+        (Method::GET, ["tables", b, n, t, "metadata-location"]) => E::GetTableMetadataLocation { table: table(b, n, t) },
+        (Method::PUT, ["tables", b, n, t, "metadata-location"]) => {
+            E::UpdateTableMetadataLocation { table: table(b, n, t) }
+        }
+        (Method::PUT, ["tables", b, n, t, "policy"]) => E::PutTablePolicy { table: table(b, n, t) },
+        (Method::GET, ["tables", b, n, t, "policy"]) => E::GetTablePolicy { table: table(b, n, t) },
+        (Method::DELETE, ["tables", b, n, t, "policy"]) => E::DeleteTablePolicy { table: table(b, n, t) },
+        (Method::GET, ["tables", b, n, t, "encryption"]) => E::GetTableEncryption { table: table(b, n, t) },
+        (Method::GET, ["tables", b, n, t, "maintenance"]) => E::GetTableMaintenanceConfiguration { table: table(b, n, t) },
+        (Method::PUT, ["tables", b, n, t, "maintenance", job]) => {
+            E::PutTableMaintenanceConfiguration { table: table(b, n, t), job_type: job.to_string() }
+        }
+        (Method::GET, ["tables", b, n, t, "maintenance-job-status"]) => {
+            E::GetTableMaintenanceJobStatus { table: table(b, n, t) }
+        }
+        (Method::GET, ["tables", b, n, t, "storage-class"]) => E::GetTableStorageClass { table: table(b, n, t) },
+        (Method::GET, ["get-table"]) => {
+            let by_arn = first(&q, "tableArn");
+            let by_name = (first(&q, "tableBucketARN"), first(&q, "namespace"), first(&q, "name"));
+            let selector = match (by_arn, by_name) {
+                (Some(arn), (None, None, None)) => GetTableSelector::Arn(arn),
+                (None, (Some(b), Some(n), Some(t))) => GetTableSelector::Path(table(&b, &n, &t)),
+                _ => {
+                    return Err(ControlPlaneError::BadRequest(
+                        "Specify either tableArn, or tableBucketARN together with namespace and name".to_string(),
+                    ));
+                }
+            };
+            E::GetTable { table: selector }
+        }
+        (Method::POST, ["tag", arn]) => E::TagResource { arn: arn.to_string() },
+        (Method::GET, ["tag", arn]) => E::ListTagsForResource { arn: arn.to_string() },
+        (Method::DELETE, ["tag", arn]) => E::UntagResource {
+            arn: arn.to_string(),
+            tag_keys: q.iter().filter(|(k, _)| k == "tagKeys").map(|(_, v)| v.clone()).collect(),
+        },
+        // Record expiration is modeled with 405 for services that do not offer it.
+        (_, [op, ..]) if op.starts_with("table-record-expiration") => {
+            return Err(ControlPlaneError::MethodNotAllowed("Record expiration is not supported".to_string()));
+        }
+        (m, _) => {
+            return Err(ControlPlaneError::BadRequest(format!("The operation {m} {path} is not supported by this server")));
+        }
+    };
+    Ok(endpoint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const B: &str = "arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket";
+    const ARN: &str = "arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket";
+
+    fn tp() -> TablePath {
+        TablePath { bucket: ARN.into(), namespace: "ns1".into(), name: "t1".into() }
+    }
+
+    /// The wire examples of `reference/s3tables-api.md` §5 and §2, request line → operation.
+    #[test]
+    fn routes_every_documented_request_line() {
+        let cases: Vec<(Method, String, Option<&str>, Endpoint)> = vec![
+            (Method::PUT, "/buckets".into(), None, Endpoint::CreateTableBucket),
+            (
+                Method::GET,
+                "/buckets".into(),
+                Some("prefix=my&maxBuckets=10&continuationToken=tok%3D%3D&type=customer"),
+                Endpoint::ListTableBuckets {
+                    query: ListQuery {
+                        prefix: Some("my".into()),
+                        continuation_token: Some("tok==".into()),
+                        max: Some("10".into()),
+                    },
+                    bucket_type: Some("customer".into()),
+                },
+            ),
+            (Method::GET, format!("/buckets/{B}"), None, Endpoint::GetTableBucket { bucket: ARN.into() }),
+            (Method::DELETE, format!("/buckets/{B}"), None, Endpoint::DeleteTableBucket { bucket: ARN.into() }),
+            (Method::PUT, format!("/buckets/{B}/policy"), None, Endpoint::PutTableBucketPolicy { bucket: ARN.into() }),
+            (Method::GET, format!("/buckets/{B}/encryption"), None, Endpoint::GetTableBucketEncryption { bucket: ARN.into() }),
+            (
+                Method::PUT,
+                format!("/buckets/{B}/maintenance/icebergUnreferencedFileRemoval"),
+                None,
+                Endpoint::PutTableBucketMaintenanceConfiguration {
+                    bucket: ARN.into(),
+                    job_type: "icebergUnreferencedFileRemoval".into(),
+                },
+            ),
+            (Method::PUT, format!("/buckets/{B}/metrics"), None, Endpoint::PutTableBucketMetricsConfiguration { bucket: ARN.into() }),
+            (Method::PUT, format!("/namespaces/{B}"), None, Endpoint::CreateNamespace { bucket: ARN.into() }),
+            (
+                Method::GET,
+                format!("/namespaces/{B}"),
+                Some("prefix=n&maxNamespaces=5"),
+                Endpoint::ListNamespaces {
+                    bucket: ARN.into(),
+                    query: ListQuery { prefix: Some("n".into()), continuation_token: None, max: Some("5".into()) },
+                },
+            ),
+            (Method::DELETE, format!("/namespaces/{B}/ns1"), None, Endpoint::DeleteNamespace { bucket: ARN.into(), namespace: "ns1".into() }),
+            (Method::PUT, format!("/tables/{B}/ns1"), None, Endpoint::CreateTable { bucket: ARN.into(), namespace: "ns1".into() }),
+            (
+                Method::GET,
+                format!("/tables/{B}"),
+                Some("namespace=ns1&prefix=t&maxTables=3&continuationToken=abc%2F%2B%3D"),
+                Endpoint::ListTables {
+                    bucket: ARN.into(),
+                    namespace: Some("ns1".into()),
+                    query: ListQuery {
+                        prefix: Some("t".into()),
+                        continuation_token: Some("abc/+=".into()),
+                        max: Some("3".into()),
+                    },
+                },
+            ),
+            (Method::GET, format!("/tables/{B}/ns1/t1"), None, Endpoint::GetTable { table: GetTableSelector::Path(tp()) }),
+            (
+                Method::GET,
+                "/get-table".into(),
+                Some("tableBucketARN=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket&namespace=ns1&name=t1"),
+                Endpoint::GetTable { table: GetTableSelector::Path(tp()) },
+            ),
+            (
+                Method::GET,
+                "/get-table".into(),
+                Some("tableArn=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket%2Ftable%2Fx"),
+                Endpoint::GetTable { table: GetTableSelector::Arn(format!("{ARN}/table/x")) },
+            ),
+            (
+                Method::DELETE,
+                format!("/tables/{B}/ns1/t1"),
+                Some("versionToken=vt1"),
+                Endpoint::DeleteTable { table: tp(), version_token: Some("vt1".into()) },
+            ),
+            (Method::PUT, format!("/tables/{B}/ns1/t1/rename"), None, Endpoint::RenameTable { table: tp() }),
+            (Method::PUT, format!("/tables/{B}/ns1/t1/metadata-location"), None, Endpoint::UpdateTableMetadataLocation { table: tp() }),
+            (Method::GET, format!("/tables/{B}/ns1/t1/metadata-location"), None, Endpoint::GetTableMetadataLocation { table: tp() }),
+            (
+                Method::PUT,
+                format!("/tables/{B}/ns1/t1/maintenance/icebergCompaction"),
+                None,
+                Endpoint::PutTableMaintenanceConfiguration { table: tp(), job_type: "icebergCompaction".into() },
+            ),
+            (Method::GET, format!("/tables/{B}/ns1/t1/maintenance-job-status"), None, Endpoint::GetTableMaintenanceJobStatus { table: tp() }),
+            (Method::POST, format!("/tag/{B}"), None, Endpoint::TagResource { arn: ARN.into() }),
+            (
+                Method::DELETE,
+                format!("/tag/{B}"),
+                Some("tagKeys=a&tagKeys=b"),
+                Endpoint::UntagResource { arn: ARN.into(), tag_keys: vec!["a".into(), "b".into()] },
+            ),
+            // A raw `:` and a proxy-decoded `%2F` are both tolerated.
+            (Method::GET, format!("/buckets/{ARN}"), None, Endpoint::GetTableBucket { bucket: ARN.into() }),
+            (Method::GET, format!("/tables/{ARN}/ns1/t1/policy"), None, Endpoint::GetTablePolicy { table: tp() }),
+        ];
+        for (method, path, query, expected) in cases {
+            assert_eq!(route(&method, &path, query).unwrap(), expected, "{method} {path}");
+        }
+    }
+
+    #[test]
+    fn rejects_unknown_and_ambiguous_requests() {
+        assert!(route(&Method::POST, "/buckets", None).is_err());
+        assert!(route(&Method::GET, "/nothing", None).is_err());
+        assert!(route(&Method::GET, "/get-table", Some("tableArn=x&name=t")).is_err());
+        assert!(route(&Method::GET, "/get-table", Some("namespace=n&name=t")).is_err());
+        assert!(route(&Method::GET, "/buckets/%FF", None).is_err());
+    }
+}

@@ -1,0 +1,269 @@
+//! Tablebay's configuration, in two stages: [`ServeArgs`] and the optional TOML file hold what was given
+//! (flag > environment > file > default), and [`Config::load`] derives and validates the typed [`Config`]
+//! once at startup, failing with one clear message. No other module reads the environment.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::Deserialize;
+use tablebay_catalog::{AccountId, ArnFlavor};
+use tablebay_http::Secret;
+use tablebay_store::BlobUrl;
+
+/// Flags of `tablebay serve`; each also reads its `TABLEBAY_*` environment variable.
+#[derive(Args, Debug, Default)]
+pub struct ServeArgs {
+    /// A TOML file carrying any of the keys below (snake_case, e.g. `data_dir = "/var/lib/tablebay"`).
+    #[arg(long, env = "TABLEBAY_CONFIG")]
+    config: Option<PathBuf>,
+    /// Where the embedded metadata database, table files and generated credentials live.
+    #[arg(long, env = "TABLEBAY_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Address of the tables listener (control plane, Iceberg REST, admin).
+    #[arg(long, env = "TABLEBAY_TABLES_ADDR")]
+    tables_addr: Option<String>,
+    /// Address of the S3 listener (data plane).
+    #[arg(long, env = "TABLEBAY_S3_ADDR")]
+    s3_addr: Option<String>,
+    /// The region this instance serves (ARNs, SigV4 scope).
+    #[arg(long, env = "TABLEBAY_REGION")]
+    region: Option<String>,
+    /// The account the root credentials act for (12 to 16 digits).
+    #[arg(long, env = "TABLEBAY_ACCOUNT_ID")]
+    account_id: Option<String>,
+    /// ARN spelling: `oss` (acs:osstables:…) or `aws` (arn:aws:s3tables:…).
+    #[arg(long, env = "TABLEBAY_ARN_FLAVOR")]
+    arn_flavor: Option<String>,
+    /// Metadata database: `sqlite://<path>` (default `<data-dir>/meta.db`) or `postgres://…`.
+    #[arg(long, env = "TABLEBAY_META_URL")]
+    meta_url: Option<String>,
+    /// Table file storage: a local directory (default `<data-dir>/blobs`) or `s3://bucket/prefix`.
+    #[arg(long, env = "TABLEBAY_BLOB_URL")]
+    blob_url: Option<String>,
+    /// Endpoint of the S3-compatible blob store (`http://host:port`).
+    #[arg(long, env = "TABLEBAY_BLOB_S3_ENDPOINT")]
+    blob_s3_endpoint: Option<String>,
+    /// Region of the S3-compatible blob store.
+    #[arg(long, env = "TABLEBAY_BLOB_S3_REGION")]
+    blob_s3_region: Option<String>,
+    /// Access key id for the S3-compatible blob store.
+    #[arg(long, env = "TABLEBAY_BLOB_S3_ACCESS_KEY_ID")]
+    blob_s3_access_key_id: Option<String>,
+    /// Secret access key for the S3-compatible blob store.
+    #[arg(long, env = "TABLEBAY_BLOB_S3_SECRET_ACCESS_KEY", hide_env_values = true)]
+    blob_s3_secret_access_key: Option<String>,
+    /// Use path-style requests against the S3-compatible blob store (`true`/`false`, default true).
+    #[arg(long, env = "TABLEBAY_BLOB_S3_PATH_STYLE")]
+    blob_s3_path_style: Option<bool>,
+    /// Access key id of the instance root (generated on first start when unset).
+    #[arg(long, env = "TABLEBAY_ROOT_ACCESS_KEY_ID")]
+    root_access_key_id: Option<String>,
+    /// Secret access key of the instance root.
+    #[arg(long, env = "TABLEBAY_ROOT_SECRET_ACCESS_KEY", hide_env_values = true)]
+    root_secret_access_key: Option<String>,
+    /// Log format: `text` (default) or `json`.
+    #[arg(long, env = "TABLEBAY_LOG_FORMAT")]
+    log_format: Option<String>,
+}
+
+/// The same keys as a config file.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    data_dir: Option<PathBuf>,
+    tables_addr: Option<String>,
+    s3_addr: Option<String>,
+    region: Option<String>,
+    account_id: Option<String>,
+    arn_flavor: Option<String>,
+    meta_url: Option<String>,
+    blob_url: Option<String>,
+    blob_s3_endpoint: Option<String>,
+    blob_s3_region: Option<String>,
+    blob_s3_access_key_id: Option<String>,
+    blob_s3_secret_access_key: Option<String>,
+    blob_s3_path_style: Option<bool>,
+    root_access_key_id: Option<String>,
+    root_secret_access_key: Option<String>,
+    log_format: Option<String>,
+}
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The root credentials and whether they were just generated (then they are printed once).
+#[derive(Clone, Debug)]
+pub struct RootCredentials {
+    pub access_key_id: String,
+    pub secret: Secret,
+    pub generated_at: Option<PathBuf>,
+}
+
+/// The validated configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub tables_addr: SocketAddr,
+    pub s3_addr: SocketAddr,
+    pub region: String,
+    pub account_id: AccountId,
+    pub arn_flavor: ArnFlavor,
+    pub meta_url: String,
+    pub blob_url: BlobUrl,
+    pub root: RootCredentials,
+    pub log_format: LogFormat,
+}
+
+const DEFAULT_TABLES_ADDR: &str = "127.0.0.1:8181";
+const DEFAULT_S3_ADDR: &str = "127.0.0.1:9000";
+const DEFAULT_REGION: &str = "us-east-1";
+const DEFAULT_ACCOUNT_ID: &str = "123456789012";
+const ROOT_CREDENTIALS_FILE: &str = "root-credentials.json";
+
+impl Config {
+    /// Merges flags/environment with the config file and defaults, and validates everything.
+    pub fn load(args: ServeArgs) -> anyhow::Result<Self> {
+        let file: FileConfig = match &args.config {
+            None => FileConfig::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
+            }
+        };
+        let data_dir = args.data_dir.or(file.data_dir).unwrap_or_else(|| PathBuf::from("tablebay-data"));
+        std::fs::create_dir_all(&data_dir).with_context(|| format!("creating data directory {}", data_dir.display()))?;
+        let addr = |given: Option<String>, default: &str, what: &str| -> anyhow::Result<SocketAddr> {
+            let text = given.unwrap_or_else(|| default.to_string());
+            text.parse().with_context(|| format!("invalid {what} address '{text}' (expected host:port)"))
+        };
+        let region = args.region.or(file.region).unwrap_or_else(|| DEFAULT_REGION.to_string());
+        if region.is_empty() || !region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+            bail!("invalid region '{region}' (lowercase letters, digits and '-')");
+        }
+        let account = args.account_id.or(file.account_id).unwrap_or_else(|| DEFAULT_ACCOUNT_ID.to_string());
+        let account_id = AccountId::parse(&account).map_err(|e| anyhow::anyhow!("invalid account id: {e}"))?;
+        let flavor = args.arn_flavor.or(file.arn_flavor).unwrap_or_else(|| "oss".to_string());
+        let arn_flavor: ArnFlavor = flavor.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let meta_url = match args.meta_url.or(file.meta_url) {
+            Some(url) => url,
+            None => format!("sqlite://{}?mode=rwc", data_dir.join("meta.db").display()),
+        };
+        if !(meta_url.starts_with("sqlite:") || meta_url.starts_with("postgres://") || meta_url.starts_with("postgresql://")) {
+            bail!("invalid meta URL '{meta_url}' (expected sqlite://… or postgres://…)");
+        }
+        let blob_url = match args.blob_url.or(file.blob_url) {
+            None => BlobUrl::Local(data_dir.join("blobs")),
+            Some(url) => match url.strip_prefix("s3://") {
+                None => BlobUrl::Local(PathBuf::from(url.strip_prefix("file://").unwrap_or(&url))),
+                Some(rest) => {
+                    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+                    if bucket.is_empty() {
+                        bail!("invalid blob URL '{url}' (expected s3://bucket/prefix)");
+                    }
+                    BlobUrl::S3 {
+                        bucket: bucket.to_string(),
+                        prefix: prefix.trim_matches('/').to_string(),
+                        endpoint: args.blob_s3_endpoint.or(file.blob_s3_endpoint),
+                        region: args.blob_s3_region.or(file.blob_s3_region).unwrap_or_else(|| region.clone()),
+                        access_key_id: args.blob_s3_access_key_id.or(file.blob_s3_access_key_id),
+                        secret_access_key: args.blob_s3_secret_access_key.or(file.blob_s3_secret_access_key),
+                        path_style: args.blob_s3_path_style.or(file.blob_s3_path_style).unwrap_or(true),
+                    }
+                }
+            },
+        };
+        let root = root_credentials(
+            args.root_access_key_id.or(file.root_access_key_id),
+            args.root_secret_access_key.or(file.root_secret_access_key),
+            &data_dir,
+        )?;
+        let log_format = match args.log_format.or(file.log_format).as_deref() {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(other) => bail!("invalid log format '{other}' (expected text or json)"),
+        };
+        Ok(Self {
+            tables_addr: addr(args.tables_addr.or(file.tables_addr), DEFAULT_TABLES_ADDR, "tables")?,
+            s3_addr: addr(args.s3_addr.or(file.s3_addr), DEFAULT_S3_ADDR, "s3")?,
+            region,
+            account_id,
+            arn_flavor,
+            meta_url,
+            blob_url,
+            root,
+            log_format,
+        })
+    }
+}
+
+#[derive(serde::Serialize, Deserialize)]
+struct StoredRootCredentials {
+    access_key_id: String,
+    secret_access_key: String,
+}
+
+/// The root credentials: given (both variables), else stored in the data dir, else generated and stored 0600.
+fn root_credentials(
+    access_key_id: Option<String>,
+    secret: Option<String>,
+    data_dir: &Path,
+) -> anyhow::Result<RootCredentials> {
+    match (access_key_id, secret) {
+        (Some(id), Some(secret)) => {
+            if id.is_empty() || secret.is_empty() {
+                bail!("TABLEBAY_ROOT_ACCESS_KEY_ID and TABLEBAY_ROOT_SECRET_ACCESS_KEY must not be empty");
+            }
+            return Ok(RootCredentials { access_key_id: id, secret: Secret::new(secret), generated_at: None });
+        }
+        (None, None) => {}
+        _ => bail!("set both TABLEBAY_ROOT_ACCESS_KEY_ID and TABLEBAY_ROOT_SECRET_ACCESS_KEY, or neither"),
+    }
+    let path = data_dir.join(ROOT_CREDENTIALS_FILE);
+    if path.exists() {
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let stored: StoredRootCredentials =
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        return Ok(RootCredentials {
+            access_key_id: stored.access_key_id,
+            secret: Secret::new(stored.secret_access_key),
+            generated_at: None,
+        });
+    }
+    const ID_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    const SECRET_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let pick = |alphabet: &[u8], n: usize| -> String {
+        (0..n).map(|_| char::from(alphabet[rand::random_range(0..alphabet.len())])).collect()
+    };
+    let stored = StoredRootCredentials {
+        access_key_id: format!("TBRK{}", pick(ID_ALPHABET, 16)),
+        secret_access_key: pick(SECRET_ALPHABET, 40),
+    };
+    write_private(&path, &serde_json::to_vec_pretty(&stored)?)?;
+    Ok(RootCredentials {
+        access_key_id: stored.access_key_id,
+        secret: Secret::new(stored.secret_access_key),
+        generated_at: Some(path),
+    })
+}
+
+/// Writes a file readable by its owner only.
+fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! `tablebay serve`: opens the stores, builds the services, binds both listeners, announces them, and serves
+//! until SIGINT/SIGTERM, then drains in-flight requests.
+
+use anyhow::Context;
+use tablebay_catalog::{Catalog, CatalogConfig};
+use tablebay_http::{AppState, Identities};
+use tablebay_store::{BlobStore, MetaStore};
+use tokio::net::TcpListener;
+
+use crate::config::{Config, LogFormat};
+
+/// Logs go to stderr; stdout carries only the ready lines and the one-time credentials notice.
+pub fn init_logging(config: &Config) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TABLEBAY_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match config.log_format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let meta = MetaStore::connect(&config.meta_url).await.context("opening the metadata store")?;
+    let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
+    let catalog = Catalog::new(meta, blobs, CatalogConfig { region: config.region.clone(), flavor: config.arn_flavor });
+    let identities = Identities::new(
+        config.root.access_key_id.clone(),
+        config.root.secret.clone(),
+        config.account_id.clone(),
+        config.arn_flavor,
+    );
+    let state = AppState::new(catalog, identities);
+
+    let tables = TcpListener::bind(config.tables_addr)
+        .await
+        .with_context(|| format!("binding the tables listener to {}", config.tables_addr))?;
+    let s3 = TcpListener::bind(config.s3_addr)
+        .await
+        .with_context(|| format!("binding the S3 listener to {}", config.s3_addr))?;
+
+    if let Some(path) = &config.root.generated_at {
+        println!("tablebay generated root credentials (stored in {}):", path.display());
+        println!("  access key id:     {}", config.root.access_key_id);
+        println!("  secret access key: {}", config.root.secret.expose());
+    }
+    println!("tablebay tables listener ready at http://{}", tables.local_addr()?);
+    println!("tablebay s3 listener ready at http://{}", s3.local_addr()?);
+
+    let shutdown = shutdown_signal();
+    let tables_server = axum::serve(tables, tablebay_http::tables_router(state.clone()))
+        .with_graceful_shutdown(shutdown.clone().wait());
+    let s3_server = axum::serve(s3, tablebay_http::s3_router(state)).with_graceful_shutdown(shutdown.wait());
+    tokio::try_join!(tables_server, s3_server).context("serving")?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM, for every listener that waits on a clone.
+#[derive(Clone)]
+struct Shutdown(tokio::sync::watch::Receiver<bool>);
+
+impl Shutdown {
+    async fn wait(mut self) {
+        let _ = self.0.wait_for(|stop| *stop).await;
+    }
+}
+
+fn shutdown_signal() -> Shutdown {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term => {}
+        }
+        tracing::info!("shutting down");
+        let _ = tx.send(true);
+    });
+    Shutdown(rx)
+}
