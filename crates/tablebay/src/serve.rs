@@ -13,7 +13,8 @@ use crate::config::{Config, LogFormat};
 pub fn init_logging(config: &Config) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TABLEBAY_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
     match config.log_format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),

@@ -1,0 +1,120 @@
+//! A running `tablebay serve` for one test, and a small signed HTTP client for it.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use http::{Method, Request};
+
+pub const ACCESS_KEY: &str = "AKIDTABLEBAYTEST0001";
+pub const SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+pub const REGION: &str = "us-east-1";
+pub const ACCOUNT: &str = "111122223333";
+
+/// The server process; killed when dropped.
+pub struct TestServer {
+    child: Child,
+    pub tables_url: String,
+    pub s3_url: String,
+    _data: tempfile::TempDir,
+    pub http: reqwest::Client,
+}
+
+impl TestServer {
+    /// Starts the binary with `--arn-flavor aws` and waits (with a deadline) for both ready lines.
+    pub fn start() -> Self {
+        Self::start_with(&["--arn-flavor", "aws"])
+    }
+
+    pub fn start_with(extra: &[&str]) -> Self {
+        let data = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tablebay"))
+            .args(["serve", "--data-dir"])
+            .arg(data.path())
+            .args(["--tables-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0", "--region", REGION])
+            .args(["--account-id", ACCOUNT])
+            .args(extra)
+            .env("TABLEBAY_ROOT_ACCESS_KEY_ID", ACCESS_KEY)
+            .env("TABLEBAY_ROOT_SECRET_ACCESS_KEY", SECRET)
+            .env("TABLEBAY_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let (mut tables_url, mut s3_url) = (None, None);
+        while tables_url.is_none() || s3_url.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx.recv_timeout(left).expect("server did not announce its listeners in time");
+            if let Some(url) = line.strip_prefix("tablebay tables listener ready at ") {
+                tables_url = Some(url.to_string());
+            } else if let Some(url) = line.strip_prefix("tablebay s3 listener ready at ") {
+                s3_url = Some(url.to_string());
+            }
+        }
+        Self {
+            child,
+            tables_url: tables_url.unwrap(),
+            s3_url: s3_url.unwrap(),
+            _data: data,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// Sends a request to the tables listener signed for `service` with the given secret.
+    pub async fn send_signed(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        body: &[u8],
+        service: &str,
+        secret: &str,
+    ) -> reqwest::Response {
+        let url = format!("{}{path_and_query}", self.tables_url);
+        let mut builder = Request::builder().method(method).uri(&url);
+        if !body.is_empty() {
+            builder = builder.header("content-type", "application/json");
+        }
+        let (mut parts, ()) = builder.body(()).unwrap().into_parts();
+        tablebay_auth::signer::sign(&mut parts, body, ACCESS_KEY, secret, REGION, service, chrono::Utc::now()).unwrap();
+        self.send_parts(parts, body).await
+    }
+
+    /// Sends already built request parts as they are.
+    pub async fn send_parts(&self, parts: http::request::Parts, body: &[u8]) -> reqwest::Response {
+        let mut request = self.http.request(parts.method, parts.uri.to_string()).body(body.to_vec());
+        for (name, value) in &parts.headers {
+            if name != http::header::HOST {
+                request = request.header(name, value);
+            }
+        }
+        request.send().await.unwrap()
+    }
+
+    /// A correctly signed control-plane request (service `s3tables`).
+    pub async fn call(&self, method: Method, path_and_query: &str, body: serde_json::Value) -> reqwest::Response {
+        let bytes = if body.is_null() { Vec::new() } else { serde_json::to_vec(&body).unwrap() };
+        self.send_signed(method, path_and_query, &bytes, "s3tables", SECRET).await
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Percent-encodes an ARN as one path segment, as botocore does.
+pub fn seg(arn: &str) -> String {
+    percent_encoding::utf8_percent_encode(arn, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
