@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The project's test command: runs every test stage and prints a summary; exits non-zero if any failed.
+#
+#   scripts/test.sh               all stages, in order
+#   scripts/test.sh STAGE...      only these (e.g. `scripts/test.sh python-env python-clients`)
+#   scripts/test.sh --list        the stages
+#
+# Stages: postgres (scripts/postgres.sh start → TABLEBAY_TEST_POSTGRES_URL), cargo-build, cargo-test,
+# python-env (scripts/python-env.sh), python-clients (pytest clients/python against the built binary).
+# A stage whose prerequisite failed is skipped. To add one: write `stage_NAME`, add it to STAGES.
+#
+# Environment: CARGO_TARGET_DIR (default $HOME/.cache/tablebay-target); TABLEBAY_TEST_POSTGRES_URL (if set,
+# that PostgreSQL is used and none is started); TABLEBAY_BIN (default $CARGO_TARGET_DIR/debug/tablebay);
+# TABLEBAY_VENV (default $HOME/.cache/tablebay-venv); PYTEST_ARGS (extra pytest arguments).
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/tablebay-target}"
+
+# name | function | stages that must have passed first (space-separated)
+STAGES=(
+    "postgres|stage_postgres|"
+    "cargo-build|stage_cargo_build|"
+    "cargo-test|stage_cargo_test|cargo-build"
+    "python-env|stage_python_env|"
+    "python-clients|stage_python_clients|cargo-build python-env"
+)
+
+# Stages run in subshells (so `set -e` holds inside them); one that must hand a variable to later stages
+# calls `stage_export NAME VALUE`, which records it here for the parent to source.
+STATE_FILE="$(mktemp "${TMPDIR:-/tmp}/tablebay-test-state.XXXXXX")"
+trap 'rm -f "$STATE_FILE"' EXIT
+stage_export() {
+    export "$1=$2"
+    printf 'export %s=%q\n' "$1" "$2" >> "$STATE_FILE"
+}
+
+stage_postgres() {
+    if [[ -n "${TABLEBAY_TEST_POSTGRES_URL:-}" ]]; then
+        echo "using the given TABLEBAY_TEST_POSTGRES_URL=$TABLEBAY_TEST_POSTGRES_URL"
+        return 0
+    fi
+    local url
+    url="$(scripts/postgres.sh start)"
+    if [[ "$url" != postgres://* ]]; then
+        echo "scripts/postgres.sh start printed '$url', not a postgres:// URL" >&2
+        return 1
+    fi
+    echo "PostgreSQL at $url"
+    stage_export TABLEBAY_TEST_POSTGRES_URL "$url"
+}
+
+stage_cargo_build() {
+    cargo build --workspace
+}
+
+stage_cargo_test() {
+    cargo test --workspace
+}
+
+stage_python_env() {
+    local venv
+    venv="$(scripts/python-env.sh | tail -n 1)"
+    stage_export TABLEBAY_VENV "$venv"
+}
+
+stage_python_clients() {
+    local venv="${TABLEBAY_VENV:-$HOME/.cache/tablebay-venv}"
+    export TABLEBAY_BIN="${TABLEBAY_BIN:-$CARGO_TARGET_DIR/debug/tablebay}"
+    echo "pytest clients/python with TABLEBAY_BIN=$TABLEBAY_BIN"
+    # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words on purpose
+    "$venv/bin/python" -m pytest clients/python -q ${PYTEST_ARGS:-}
+}
+
+declare -A RESULT=() SECONDS_TAKEN=() REASON=()
+ORDER=()
+
+run_stage() {
+    local name="$1" fn="$2" needs="$3" dep
+    ORDER+=("$name")
+    for dep in $needs; do
+        if [[ -n "${RESULT[$dep]:-}" && "${RESULT[$dep]}" != passed ]]; then
+            RESULT[$name]=skipped
+            REASON[$name]="$dep ${RESULT[$dep]}"
+            printf '\n==> %s: skipped (%s)\n' "$name" "${REASON[$name]}"
+            return 0
+        fi
+    done
+    printf '\n==> %s\n' "$name"
+    local start=$SECONDS rc
+    set +e
+    ( set -euo pipefail; "$fn" )
+    rc=$?
+    set -e
+    # shellcheck disable=SC1090
+    source "$STATE_FILE"
+    SECONDS_TAKEN[$name]=$((SECONDS - start))
+    if [[ $rc -eq 0 ]]; then
+        RESULT[$name]=passed
+    else
+        RESULT[$name]=FAILED
+        REASON[$name]="exit $rc"
+    fi
+    printf '==> %s: %s (%ss)\n' "$name" "${RESULT[$name]}" "${SECONDS_TAKEN[$name]}"
+}
+
+main() {
+    local -a wanted=("$@")
+    local entry name fn needs
+    if [[ "${1:-}" == "--list" ]]; then
+        for entry in "${STAGES[@]}"; do echo "${entry%%|*}"; done
+        return 0
+    fi
+    for name in "${wanted[@]}"; do
+        if ! printf '%s\n' "${STAGES[@]}" | grep -q "^$name|"; then
+            echo "scripts/test.sh: unknown stage '$name' (see --list)" >&2
+            return 2
+        fi
+    done
+    for entry in "${STAGES[@]}"; do
+        IFS='|' read -r name fn needs <<< "$entry"
+        if [[ ${#wanted[@]} -gt 0 ]] && ! printf '%s\n' "${wanted[@]}" | grep -qx "$name"; then
+            continue
+        fi
+        run_stage "$name" "$fn" "$needs"
+    done
+
+    local failed=()
+    printf '\n==> summary (CARGO_TARGET_DIR=%s)\n' "$CARGO_TARGET_DIR"
+    for name in "${ORDER[@]}"; do
+        printf '    %-16s %-8s %6s  %s\n' "$name" "${RESULT[$name]}" \
+            "${SECONDS_TAKEN[$name]:+${SECONDS_TAKEN[$name]}s}" "${REASON[$name]:-}"
+        [[ "${RESULT[$name]}" == passed ]] || failed+=("$name")
+    done
+    if [[ ${#failed[@]} -gt 0 ]]; then
+        printf '==> FAILED: %s\n' "${failed[*]}"
+        return 1
+    fi
+    printf '==> all %d stages passed\n' "${#ORDER[@]}"
+}
+
+main "$@"
