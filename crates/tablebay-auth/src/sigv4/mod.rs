@@ -1,0 +1,15 @@
+//! AWS Signature Version 4: verification of signed requests (header and presigned URL), and the
+//! client-side signer Tablebay's tests use.
+//!
+//! `canonical` builds the canonical request, string to sign and signing key; `scope`, `header` and
+//! `presigned` parse the credentials; `verifier` checks time and scope and tries the canonical variants
+//! real clients sign; `signer` is the client side. Streaming (`aws-chunked`) payloads are not handled yet.
+
+mod canonical;
+mod header;
+mod presigned;
+mod scope;
+pub mod signer;
+mod verifier;
+
+pub use verifier::{AuthMechanism, SigV4Verifier, SignedRequest};
