@@ -27,7 +27,8 @@ fn auth_error(e: AuthError) -> ControlPlaneError {
                                          provided. Check your AWS Secret Access Key and signing method."
             .to_string(),
         AuthError::RequestExpired => "Signature expired: the request time is too far from the server time.".to_string(),
-        other => other.to_string(),
+        AuthError::Malformed(why) => format!("Malformed authorization: {why}"),
+        AuthError::ScopeMismatch(why) => format!("Credential should be scoped correctly: {why}"),
     })
 }
 
