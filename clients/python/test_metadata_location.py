@@ -1,6 +1,9 @@
 """GetTableMetadataLocation / UpdateTableMetadataLocation and the version token
 (reference/s3tables-api.md §2 "Metadata location", §3.4, §5 CreateTable with metadata)."""
 
+from concurrent.futures import ThreadPoolExecutor
+
+from tablebay_test.clients import make_client
 from tablebay_test.expect import (
     WAREHOUSE_RE, api_error, metadata_location_re, new_metadata_location, status,
 )
@@ -127,3 +130,28 @@ def test_metadata_location_too_long_is_rejected(s3tables, table):
             tableBucketARN=table.bucket_arn, namespace=table.namespace, name=table.name,
             versionToken=table.version_token, metadataLocation=too_long)
     assert location(s3tables, table)["versionToken"] == table.version_token
+
+
+def test_concurrent_commits_with_one_token_have_one_winner(server, s3tables, table):
+    # UpdateTableMetadataLocation is a compare-and-swap on the version token: of N racing commits
+    # that all hold the same token, exactly one succeeds and the others get 409.
+    warehouse = location(s3tables, table)["warehouseLocation"]
+    targets = [new_metadata_location(warehouse, 1) for _ in range(8)]
+    clients = [make_client(server.tables_url) for _ in targets]
+
+    def commit(i):
+        try:
+            resp = clients[i].update_table_metadata_location(
+                tableBucketARN=table.bucket_arn, namespace=table.namespace, name=table.name,
+                versionToken=table.version_token, metadataLocation=targets[i])
+            return ("ok", targets[i], resp["versionToken"])
+        except clients[i].exceptions.ConflictException:
+            return ("conflict", targets[i], None)
+
+    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        outcomes = list(pool.map(commit, range(len(targets))))
+    winners = [o for o in outcomes if o[0] == "ok"]
+    assert len(winners) == 1, outcomes
+    assert sum(o[0] == "conflict" for o in outcomes) == len(targets) - 1
+    now = location(s3tables, table)
+    assert (now["metadataLocation"], now["versionToken"]) == winners[0][1:]
