@@ -56,7 +56,8 @@ stage_cargo_build() {
 }
 
 stage_cargo_test() {
-    cargo test --workspace
+    # --no-fail-fast: one run reports every failing test binary, not just the first.
+    cargo test --workspace --no-fail-fast
 }
 
 stage_python_env() {

@@ -7,6 +7,7 @@ import pytest
 from tablebay_test import ACCOUNT_ID
 from tablebay_test.clients import make_client
 from tablebay_test.expect import WAREHOUSE_RE, bucket_arn, purge_bucket, table_arn_re, unique
+from tablebay_test.server import TablebayServer
 
 
 @pytest.fixture(scope="module")
@@ -58,3 +59,30 @@ def test_aws_server_accepts_oss_arns(s3tables, bucket):
     s3tables.create_namespace(tableBucketARN=oss_form, namespace=["via_oss_arn"])
     assert [n["namespace"] for n in s3tables.list_namespaces(tableBucketARN=bucket.arn)["namespaces"]] \
         == [["via_oss_arn"]]
+
+
+OSS_UID = "1142323451804027"  # Alibaba account UIDs have 16 digits (reference §6)
+
+
+@pytest.fixture(scope="module")
+def oss_uid_server(tmp_path_factory):
+    srv = TablebayServer(tmp_path_factory.mktemp("tablebay-oss-uid"), arn_flavor=None, account_id=OSS_UID).start()
+    yield srv
+    srv.stop()
+
+
+def test_oss_flavor_with_16_digit_account(oss_uid_server):
+    oss = make_client(oss_uid_server.tables_url)
+    name = unique("uid")
+    arn = oss.create_table_bucket(name=name)["arn"]
+    try:
+        assert arn == f"acs:osstables:us-east-1:{OSS_UID}:bucket/{name}"
+        assert oss.get_table_bucket(tableBucketARN=arn)["ownerAccountId"] == OSS_UID
+        oss.create_namespace(tableBucketARN=arn, namespace=["ns1"])
+        created = oss.create_table(tableBucketARN=arn, namespace="ns1", name="t1", format="ICEBERG")
+        assert table_arn_re(arn).match(created["tableARN"]), created["tableARN"]
+        got = oss.get_table(tableArn=created["tableARN"])
+        assert (got["name"], got["ownerAccountId"]) == ("t1", OSS_UID)
+        assert oss.list_tags_for_resource(resourceArn=created["tableARN"]).get("tags", {}) == {}
+    finally:
+        purge_bucket(oss, arn)

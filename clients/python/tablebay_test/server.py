@@ -41,8 +41,10 @@ class ServerStartError(RuntimeError):
 class TablebayServer:
     """One running `tablebay serve`; `tables_url` and `s3_url` are set once it is ready."""
 
-    def __init__(self, workdir: Path, arn_flavor: str | None = "aws", extra_args: tuple[str, ...] = ()):
+    def __init__(self, workdir: Path, arn_flavor: str | None = "aws", extra_args: tuple[str, ...] = (),
+                 account_id: str = ACCOUNT_ID):
         self.workdir = Path(workdir)
+        self.account_id = account_id
         self.data_dir = self.workdir / "data"
         self.log_path = self.workdir / "tablebay.log"
         self.arn_flavor = arn_flavor
@@ -60,7 +62,7 @@ class TablebayServer:
             "--tables-addr", "127.0.0.1:0",
             "--s3-addr", "127.0.0.1:0",
             "--region", REGION,
-            "--account-id", ACCOUNT_ID,
+            "--account-id", self.account_id,
         ]
         if self.arn_flavor is not None:
             cmd += ["--arn-flavor", self.arn_flavor]
