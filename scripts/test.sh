@@ -41,8 +41,12 @@ stage_postgres() {
         echo "using the given TABLEBAY_TEST_POSTGRES_URL=$TABLEBAY_TEST_POSTGRES_URL"
         return 0
     fi
+    if [[ ! -f scripts/postgres.sh ]]; then
+        echo "scripts/postgres.sh is missing: it starts the PostgreSQL the Rust tests use" >&2
+        return 1
+    fi
     local url
-    url="$(scripts/postgres.sh start)"
+    url="$(bash scripts/postgres.sh start)"
     if [[ "$url" != postgres://* ]]; then
         echo "scripts/postgres.sh start printed '$url', not a postgres:// URL" >&2
         return 1
