@@ -202,7 +202,7 @@ mod tests {
             "arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket",
             "acs:osstables:cn-hangzhou:1142323451804027:bucket/my-bucket",
             "arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket/table/8ab7b6a8-1c2d-4e5f-9a0b-123456789abc",
-            "acs:osstables:cn-hangzhou:1142323451804027:bucket/b1/table/8ab7b6a8-1c2d-4e5f-9a0b-123456789abc",
+            "acs:osstables:cn-hangzhou:1142323451804027:bucket/bk1/table/8ab7b6a8-1c2d-4e5f-9a0b-123456789abc",
         ] {
             assert_eq!(ResourceArn::parse(s).unwrap().to_string(), s);
         }
