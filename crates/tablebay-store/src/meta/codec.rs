@@ -1,0 +1,61 @@
+//! What the per-noun files share: column decoding (UUID text, unix-millisecond integers), the refinement of
+//! constraint errors on inserts, and the start of write transactions.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::error::ErrorKind;
+use sqlx::{Any, Row, Transaction};
+use uuid::Uuid;
+
+use super::{Backend, MetaStore};
+use crate::StoreError;
+
+/// A transaction on the store's pool; rolled back when dropped without `commit`.
+pub(super) type Tx = Transaction<'static, Any>;
+
+impl MetaStore {
+    /// Starts a read-modify-write transaction. On SQLite it is `BEGIN IMMEDIATE`, which takes the write lock
+    /// up front (waiting up to the busy timeout): a deferred transaction that reads and then writes fails at once
+    /// with `SQLITE_BUSY_SNAPSHOT` when another writer committed in between (trap T13). On Postgres a plain
+    /// READ COMMITTED transaction suffices, because every write re-checks its condition in its `WHERE` clause
+    /// and foreign keys guard the parent rows.
+    pub(super) async fn begin_write(&self) -> Result<Tx, StoreError> {
+        let tx = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        };
+        Ok(tx)
+    }
+}
+
+/// Unix milliseconds, the stored form of every timestamp (sub-millisecond precision is dropped).
+pub(super) fn millis(time: DateTime<Utc>) -> i64 {
+    time.timestamp_millis()
+}
+
+/// The text column `column`.
+pub(super) fn text(row: &AnyRow, column: &str) -> Result<String, StoreError> {
+    Ok(row.try_get(column)?)
+}
+
+/// The UUID stored as text in `column`.
+pub(super) fn uuid(row: &AnyRow, column: &str) -> Result<Uuid, StoreError> {
+    let raw: String = row.try_get(column)?;
+    Uuid::parse_str(&raw).map_err(|e| StoreError::Corrupt(format!("{column} {raw:?}: {e}")))
+}
+
+/// The timestamp stored as unix milliseconds in `column`.
+pub(super) fn time(row: &AnyRow, column: &str) -> Result<DateTime<Utc>, StoreError> {
+    let ms: i64 = row.try_get(column)?;
+    DateTime::from_timestamp_millis(ms).ok_or_else(|| StoreError::Corrupt(format!("{column} {ms} out of range")))
+}
+
+/// Classifies the failure of an `INSERT` of `what`: a unique violation means `what` already exists, a
+/// foreign-key violation that its parent row is gone (`NotFound`); anything else as usual.
+pub(super) fn insert_error(err: sqlx::Error, what: impl FnOnce() -> String) -> StoreError {
+    match err.as_database_error().map(|db| db.kind()) {
+        Some(ErrorKind::UniqueViolation) => StoreError::AlreadyExists(what()),
+        Some(ErrorKind::ForeignKeyViolation) => StoreError::NotFound,
+        _ => StoreError::from(err),
+    }
+}

@@ -1,0 +1,192 @@
+//! Opening the metadata database: URL forms, per-connection settings and the embedded migrations.
+//!
+//! SQLite is set up for concurrent writers (reference/rust-stack.md, trap T13): WAL journal mode (readers never
+//! block the writer), a busy timeout so a writer waits for the lock instead of failing, and foreign keys on.
+//! Write transactions then start with `BEGIN IMMEDIATE` (see `codec::begin_write`).
+
+use std::borrow::Cow;
+
+use sqlx::AnyConnection;
+use sqlx::any::AnyPoolOptions;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::{Connection, Row, SqlSafeStr};
+
+use super::{Backend, MetaStore};
+use crate::StoreError;
+
+/// How long (10 s) a SQLite connection waits for another writer's lock before failing with `SQLITE_BUSY`. A
+/// literal statement because sqlx 0.9 queries are `&'static str` (trap T14).
+const SQLITE_BUSY_TIMEOUT_PRAGMA: &str = "PRAGMA busy_timeout = 10000";
+
+/// Pool size. SQLite serialises writers anyway; the extra connections serve concurrent readers.
+const MAX_CONNECTIONS: u32 = 10;
+
+/// The migrations of each backend, in order: (version, description, SQL). The files are embedded at compile
+/// time; versions and descriptions follow sqlx's `<version>_<description>.sql` naming, so the recorded
+/// checksums are the ones `sqlx::migrate!` would compute. A new migration is a new file plus a line here.
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[(1, "init", include_str!("../../migrations/sqlite/0001_init.sql"))];
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] =
+    &[(1, "init", include_str!("../../migrations/postgres/0001_init.sql"))];
+
+/// Opens the store at `url`, see [`MetaStore::connect`].
+pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {
+    sqlx::any::install_default_drivers();
+    let (backend, url) = normalize(url)?;
+    let options = AnyPoolOptions::new().max_connections(MAX_CONNECTIONS);
+    let pool = match backend {
+        Backend::Sqlite => {
+            prepare_sqlite_file(&url).await?;
+            options
+                .after_connect(|conn, _meta| {
+                    Box::pin(async move {
+                        // sqlx already sets a 5 s timeout and foreign_keys=ON on every SQLite connection; stating
+                        // both here keeps the guarantee independent of the driver's defaults.
+                        sqlx::query(SQLITE_BUSY_TIMEOUT_PRAGMA).execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+                        Ok(())
+                    })
+                })
+                .connect(&url)
+                .await?
+        }
+        Backend::Postgres => options.connect(&url).await?,
+    };
+    migrator(backend).run(&pool).await.map_err(StoreError::Migrate)?;
+    tracing::info!(?backend, "metadata store ready");
+    Ok(MetaStore { pool, backend })
+}
+
+/// The backend of `url` and the URL sqlx should open. SQLite accepts `sqlite://<path>[?params]` and
+/// `sqlite:<path>`; without a `mode` parameter the file is created if missing (`mode=rwc`).
+fn normalize(url: &str) -> Result<(Backend, String), StoreError> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok((Backend::Postgres, url.to_owned()));
+    }
+    let Some(rest) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) else {
+        return Err(StoreError::Config(format!("metadata URL must start with sqlite:// or postgres://, got {url:?}")));
+    };
+    let (path, params) = match rest.split_once('?') {
+        Some((path, params)) => (path, Some(params)),
+        None => (rest, None),
+    };
+    if path.is_empty() {
+        return Err(StoreError::Config(format!("SQLite URL {url:?} names no file")));
+    }
+    let has_mode = params.is_some_and(|p| p.split('&').any(|kv| kv.starts_with("mode=")));
+    let params = match (params, has_mode) {
+        (Some(p), true) => p.to_owned(),
+        (Some(p), false) if !p.is_empty() => format!("{p}&mode=rwc"),
+        _ => "mode=rwc".to_owned(),
+    };
+    Ok((Backend::Sqlite, format!("sqlite://{path}?{params}")))
+}
+
+/// Creates the database file's directory and switches the file to WAL mode. WAL is a property of the file, so
+/// one connection sets it for all; doing it before the pool opens avoids the exclusive lock the switch needs
+/// racing the pool's connections.
+async fn prepare_sqlite_file(url: &str) -> Result<(), StoreError> {
+    let path = url.trim_start_matches("sqlite://").split('?').next().unwrap_or_default();
+    let in_memory = path == ":memory:" || url.contains("mode=memory");
+    if in_memory {
+        return Ok(());
+    }
+    // A percent-encoded path is decoded by sqlx; leave its directory to the operator rather than guess.
+    if !path.contains('%')
+        && let Some(dir) = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty())
+    {
+        tokio::fs::create_dir_all(dir).await.map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))?;
+    }
+    let mut conn = AnyConnection::connect(url).await?;
+    let mode: String = sqlx::query("PRAGMA journal_mode = WAL").fetch_one(&mut conn).await?.try_get(0)?;
+    conn.close().await?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Config(format!("SQLite refused WAL journal mode (got {mode:?}) for {path}")));
+    }
+    Ok(())
+}
+
+/// The embedded migrations of `backend`.
+fn migrator(backend: Backend) -> Migrator {
+    let files = match backend {
+        Backend::Sqlite => SQLITE_MIGRATIONS,
+        Backend::Postgres => POSTGRES_MIGRATIONS,
+    };
+    let migrations = files
+        .iter()
+        .map(|&(version, description, sql)| {
+            Migration::new(version, Cow::Borrowed(description), MigrationType::Simple, sql.into_sql_str(), false)
+        })
+        .collect();
+    Migrator::with_migrations(migrations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        for (url, want) in [
+            ("sqlite:///tmp/a.db", Some((Backend::Sqlite, "sqlite:///tmp/a.db?mode=rwc"))),
+            ("sqlite:///tmp/a.db?mode=rwc", Some((Backend::Sqlite, "sqlite:///tmp/a.db?mode=rwc"))),
+            ("sqlite://data/a.db?mode=ro", Some((Backend::Sqlite, "sqlite://data/a.db?mode=ro"))),
+            ("sqlite://a.db?cache=shared", Some((Backend::Sqlite, "sqlite://a.db?cache=shared&mode=rwc"))),
+            ("sqlite:a.db", Some((Backend::Sqlite, "sqlite://a.db?mode=rwc"))),
+            ("sqlite://a.db?", Some((Backend::Sqlite, "sqlite://a.db?mode=rwc"))),
+            ("postgres://u@h:1/db", Some((Backend::Postgres, "postgres://u@h:1/db"))),
+            ("postgresql://u@h/db", Some((Backend::Postgres, "postgresql://u@h/db"))),
+            ("sqlite://", None),
+            ("mysql://h/db", None),
+            ("/tmp/a.db", None),
+        ] {
+            let got = normalize(url).ok();
+            assert_eq!(got, want.map(|(b, u)| (b, u.to_owned())), "{url}");
+        }
+    }
+
+    /// What sqlx makes of the normalised URL (it reparses it as a `url::Url` first): the intended file.
+    #[test]
+    fn sqlite_paths_survive_sqlx_parsing() {
+        use sqlx::ConnectOptions;
+        use sqlx::sqlite::SqliteConnectOptions;
+        for (url, file) in [
+            ("sqlite:///var/lib/tablebay/meta.db", "/var/lib/tablebay/meta.db"),
+            ("sqlite://./tablebay-data/meta.db?mode=rwc", "./tablebay-data/meta.db"),
+            ("sqlite://tablebay-data/meta.db", "tablebay-data/meta.db"),
+            ("sqlite:meta.db", "meta.db"),
+            ("sqlite:///tmp/with space/Meta.DB", "/tmp/with space/Meta.DB"),
+        ] {
+            let (_, normalized) = normalize(url).unwrap();
+            let any: sqlx::any::AnyConnectOptions = normalized.parse().unwrap();
+            let sqlite = SqliteConnectOptions::from_url(&any.database_url).unwrap();
+            assert_eq!(sqlite.get_filename(), std::path::Path::new(file), "{url}");
+        }
+    }
+
+    /// A plain path gets its directories and file created, WAL mode, a busy timeout of at least 5 s and foreign
+    /// keys on, on every pooled connection.
+    #[tokio::test]
+    async fn sqlite_file_setup() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/deeper/meta.db");
+        let store = open(&format!("sqlite://{}", path.display())).await.unwrap();
+        assert!(path.exists());
+        let mut conns = Vec::new();
+        for _ in 0..3 {
+            let mut conn = store.pool.acquire().await.unwrap();
+            let mode: String = sqlx::query("PRAGMA journal_mode").fetch_one(&mut *conn).await.unwrap().get(0);
+            assert_eq!(mode, "wal");
+            let timeout: i64 = sqlx::query("PRAGMA busy_timeout").fetch_one(&mut *conn).await.unwrap().get(0);
+            assert!(timeout >= 5000, "{timeout}");
+            let fk: i64 = sqlx::query("PRAGMA foreign_keys").fetch_one(&mut *conn).await.unwrap().get(0);
+            assert_eq!(fk, 1);
+            conns.push(conn);
+        }
+        drop(conns);
+        store.close().await;
+        // Reopening runs no migration twice.
+        let again = open(&format!("sqlite:{}", path.display())).await.unwrap();
+        assert_eq!(again.backend(), Backend::Sqlite);
+        again.close().await;
+    }
+}

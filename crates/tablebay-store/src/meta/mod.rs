@@ -1,0 +1,55 @@
+//! The metadata store: the single source of truth for what exists.
+//!
+//! One code path for SQLite and PostgreSQL (sqlx `Any` with runtime queries and `$N` placeholders, which both
+//! drivers accept). Timestamps are stored as INTEGER unix milliseconds, ids as TEXT (UUID strings), structured
+//! values as JSON text. One file per noun below; each takes `&MetaStore`. `connect.rs` opens the pool and runs
+//! the migrations, `codec.rs` turns rows into records and starts write transactions (`BEGIN IMMEDIATE` on SQLite).
+
+mod attributes;
+mod buckets;
+mod codec;
+mod connect;
+mod namespaces;
+mod tables;
+
+pub use attributes::AttributeKey;
+pub use buckets::BucketRecord;
+pub use namespaces::NamespaceRecord;
+pub use tables::{PointerSwap, TableRecord};
+
+use crate::StoreError;
+
+/// Handle to the metadata database (cheap to clone; a connection pool inside).
+#[derive(Clone, Debug)]
+pub struct MetaStore {
+    pub(crate) pool: sqlx::AnyPool,
+    pub(crate) backend: Backend,
+}
+
+/// Which database the store talks to; the few statements that differ branch on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Embedded SQLite in WAL mode.
+    Sqlite,
+    /// PostgreSQL (or a compatible cluster).
+    Postgres,
+}
+
+impl MetaStore {
+    /// Connects to `url` (`sqlite://path?mode=rwc` or `postgres://…`), applies the backend's migrations and
+    /// returns the store. SQLite gets WAL mode and a busy timeout.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        connect::open(url).await
+    }
+
+    /// Which backend this store uses.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Closes the pool: new calls fail, and this waits until the connections in use are returned and closed. For
+    /// a clean shutdown (SQLite checkpoints its WAL when the last connection closes).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
