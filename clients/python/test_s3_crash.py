@@ -13,7 +13,7 @@ import pytest
 
 from tablebay_test.clients import make_client
 from tablebay_test.s3 import MIB, S3Env, assert_absent, create_table_home, get_bytes, make_s3_client, pattern
-from tablebay_test.s3raw import UNSIGNED_PAYLOAD, RawS3, key_path
+from tablebay_test.s3raw import UNSIGNED_PAYLOAD, RawS3, _encode_query, key_path
 from tablebay_test.server import TablebayServer
 
 DECLARED = 500 * MIB       # what the streaming PUT announces
@@ -71,7 +71,7 @@ def test_kill_during_streaming_put_and_multipart(crash_server):
         headers, _, _, _ = raw.sign_headers("PUT", path, query, {"content-length": str(total)}, UNSIGNED_PAYLOAD)
         conn = http.client.HTTPConnection(raw.host, raw.port, timeout=120)
         try:
-            qs = "&".join(f"{k}={v}" for k, v in query.items()) if query else ""
+            qs = _encode_query(query) if query else ""
             conn.putrequest("PUT", path + (f"?{qs}" if qs else ""), skip_host=True, skip_accept_encoding=True)
             for k, v in headers.items():
                 conn.putheader(k, v)
