@@ -255,3 +255,30 @@ def test_expectation_helpers():
     assert checksum("CRC32", b"123456789") == base64.b64encode(bytes.fromhex("cbf43926")).decode()
     assert checksum("CRC32C", b"123456789") == base64.b64encode(bytes.fromhex("e3069283")).decode()
     assert checksum("CRC64NVME", b"123456789") == base64.b64encode(bytes.fromhex("ae8b14860a799888")).decode()
+
+
+def test_raw_signer_matches_the_aws_streaming_example():
+    """RawS3's seed and chunk signatures reproduce the worked example of
+    https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-streaming.html (66560 bytes of `a`)."""
+    import datetime as dt
+
+    from tablebay_test.s3raw import EMPTY_SHA256
+
+    r = RawS3("http://s3.amazonaws.com:80", access_key="AKIAIOSFODNN7EXAMPLE",
+              secret_key="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    r.netloc = "s3.amazonaws.com"
+    _, seed, amz_date, scope = r.sign_headers(
+        "PUT", "/examplebucket/chunkObject.txt", None,
+        {"x-amz-storage-class": "REDUCED_REDUNDANCY", "content-encoding": "aws-chunked",
+         "x-amz-decoded-content-length": "66560", "content-length": "66824"},
+        STREAMING_SIGNED, dt.datetime(2013, 5, 24, tzinfo=dt.timezone.utc))
+    assert seed == "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9"
+    previous, chained = seed, []
+    for chunk in (b"a" * 65536, b"a" * 1024, b""):
+        sts = "\n".join(["AWS4-HMAC-SHA256-PAYLOAD", amz_date, scope, previous, EMPTY_SHA256,
+                         hashlib.sha256(chunk).hexdigest()])
+        previous = r._signature(amz_date[:8], sts)
+        chained.append(previous)
+    assert chained == ["ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648",
+                       "0055627c9e194cb4542bae2aa5492e3c1575bbb81b612b7d234b86a503ef5497",
+                       "b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9"]
