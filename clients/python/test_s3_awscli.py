@@ -21,7 +21,9 @@ class AwsS3Cli(AwsCli):
     """`aws s3 …` (high-level commands) with the same isolated environment as `aws s3tables`."""
 
     def s3(self, *args: str, timeout: float = 600) -> str:
-        cmd = [aws_executable(), "s3", *args, "--endpoint-url", self.endpoint_url, "--no-progress"]
+        cmd = [aws_executable(), "s3", *args, "--endpoint-url", self.endpoint_url]
+        if args[0] in ("cp", "mv", "sync"):
+            cmd.append("--no-progress")
         proc = subprocess.run(cmd, env=self.environment(), stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, timeout=timeout)
         if proc.returncode != 0:

@@ -232,7 +232,7 @@ def test_crt_signer(s3env_both, table):
     from tablebay_test.s3 import make_s3_client
 
     with crt_signers():
-        s3 = make_s3_client(s3env_both.s3_url)
+        s3 = make_s3_client(s3env_both.s3_url, signature_version="s3v4")
         data = pattern(1_500_000, seed=12)
         s3.put_object(Bucket=table.bucket, Key="crt/one", Body=data, ChecksumAlgorithm="CRC32C")
         assert get_bytes(s3, table.bucket, "crt/one") == data
