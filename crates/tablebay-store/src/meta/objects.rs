@@ -127,57 +127,83 @@ impl MetaStore {
     ) -> Result<Vec<BlobSegment>, StoreError> {
         let table_id = object.table_id.to_string();
         // Postgres locks the current row so that two overwrites cannot both see (and later delete) the same old
-        // segments; SQLite's BEGIN IMMEDIATE already serialises writers.
+        // segments; SQLite's BEGIN IMMEDIATE already serialises writers. A key with no row yet has nothing to
+        // lock: the insert below does nothing if another writer created the row meanwhile, and the loop then
+        // locks that row and replaces it, so its blobs are handed back too.
         let select = match self.backend {
             Backend::Sqlite => "SELECT etag, blobs FROM objects WHERE table_id = $1 AND key = $2",
             Backend::Postgres => "SELECT etag, blobs FROM objects WHERE table_id = $1 AND key = $2 FOR UPDATE",
         };
-        let current = sqlx::query(select).bind(table_id.as_str()).bind(object.key.as_str()).fetch_optional(&mut **tx).await?;
-        let (current_etag, replaced) = match &current {
-            Some(row) => (Some(codec::text(row, "etag")?), blobs_from_json(&codec::text(row, "blobs")?)?),
-            None => (None, Vec::new()),
-        };
-        match (condition, current_etag.as_deref()) {
-            (WriteCondition::Always, _) | (WriteCondition::IfAbsent, None) => {}
-            (WriteCondition::IfEtag(want), Some(have)) if want == have => {}
-            (WriteCondition::IfAbsent, Some(_)) => {
-                return Err(StoreError::PreconditionFailed(format!("{:?} exists", object.key)));
-            }
-            (WriteCondition::IfEtag(_), _) => {
-                return Err(StoreError::PreconditionFailed(format!("{:?} has another ETag", object.key)));
-            }
-        }
         let (algorithm, value, kind) = match &object.checksum {
             Some(c) => (Some(c.algorithm.as_str()), Some(c.value.as_str()), Some(c.kind.as_str())),
             None => (None, None, None),
         };
-        sqlx::query(concat!(
-            "INSERT INTO objects (",
-            object_columns!(),
-            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-             ON CONFLICT (table_id, key) DO UPDATE SET size = excluded.size, etag = excluded.etag, \
-               content_type = excluded.content_type, headers = excluded.headers, \
-               user_metadata = excluded.user_metadata, checksum_algorithm = excluded.checksum_algorithm, \
-               checksum_value = excluded.checksum_value, checksum_type = excluded.checksum_type, \
-               parts_count = excluded.parts_count, blobs = excluded.blobs, modified_at_ms = excluded.modified_at_ms"
-        ))
-        .bind(table_id.as_str())
-        .bind(object.key.as_str())
-        .bind(to_i64(object.size)?)
-        .bind(object.etag.as_str())
-        .bind(object.content_type.as_deref())
-        .bind(map_json(&object.headers)?)
-        .bind(map_json(&object.user_metadata)?)
-        .bind(algorithm)
-        .bind(value)
-        .bind(kind)
-        .bind(object.parts_count.map(i64::from))
-        .bind(blobs_json(&object.blobs)?)
-        .bind(codec::millis(object.created_at))
-        .bind(codec::millis(object.modified_at))
-        .execute(&mut **tx)
-        .await?;
-        Ok(replaced)
+        loop {
+            let current =
+                sqlx::query(select).bind(table_id.as_str()).bind(object.key.as_str()).fetch_optional(&mut **tx).await?;
+            let current_etag = current.as_ref().map(|row| codec::text(row, "etag")).transpose()?;
+            match (condition, current_etag.as_deref()) {
+                (WriteCondition::Always, _) | (WriteCondition::IfAbsent, None) => {}
+                (WriteCondition::IfEtag(want), Some(have)) if want == have => {}
+                (WriteCondition::IfAbsent, Some(_)) => {
+                    return Err(StoreError::PreconditionFailed(format!("{:?} exists", object.key)));
+                }
+                (WriteCondition::IfEtag(_), _) => {
+                    return Err(StoreError::PreconditionFailed(format!("{:?} has another ETag", object.key)));
+                }
+            }
+            let Some(row) = current else {
+                let inserted = sqlx::query(concat!(
+                    "INSERT INTO objects (",
+                    object_columns!(),
+                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+                     ON CONFLICT (table_id, key) DO NOTHING"
+                ))
+                .bind(table_id.as_str())
+                .bind(object.key.as_str())
+                .bind(to_i64(object.size)?)
+                .bind(object.etag.as_str())
+                .bind(object.content_type.as_deref())
+                .bind(map_json(&object.headers)?)
+                .bind(map_json(&object.user_metadata)?)
+                .bind(algorithm)
+                .bind(value)
+                .bind(kind)
+                .bind(object.parts_count.map(i64::from))
+                .bind(blobs_json(&object.blobs)?)
+                .bind(codec::millis(object.created_at))
+                .bind(codec::millis(object.modified_at))
+                .execute(&mut **tx)
+                .await?;
+                if inserted.rows_affected() == 1 {
+                    return Ok(Vec::new());
+                }
+                continue;
+            };
+            let replaced = blobs_from_json(&codec::text(&row, "blobs")?)?;
+            sqlx::query(
+                "UPDATE objects SET size = $3, etag = $4, content_type = $5, headers = $6, user_metadata = $7, \
+                   checksum_algorithm = $8, checksum_value = $9, checksum_type = $10, parts_count = $11, blobs = $12, \
+                   modified_at_ms = $13 \
+                 WHERE table_id = $1 AND key = $2",
+            )
+            .bind(table_id.as_str())
+            .bind(object.key.as_str())
+            .bind(to_i64(object.size)?)
+            .bind(object.etag.as_str())
+            .bind(object.content_type.as_deref())
+            .bind(map_json(&object.headers)?)
+            .bind(map_json(&object.user_metadata)?)
+            .bind(algorithm)
+            .bind(value)
+            .bind(kind)
+            .bind(object.parts_count.map(i64::from))
+            .bind(blobs_json(&object.blobs)?)
+            .bind(codec::millis(object.modified_at))
+            .execute(&mut **tx)
+            .await?;
+            return Ok(replaced);
+        }
     }
 
     /// The current object at `key`, if any.
