@@ -222,6 +222,98 @@ def test_listing_of_b_never_shows_a(s3env, tables2):
     assert get_bytes(s3env.client(), a.bucket, "secret.txt") == b"A's secret"
 
 
+# --- connection reuse after an early error ---
+
+def test_errors_before_the_body_keep_the_connection_usable(s3env, tables2):
+    """boto3 sends PutObject/UploadPart with `Expect: 100-continue` and, when the answer is a final error,
+    does not send the body and reuses the connection. The server must then close the connection or not
+    expect the body; reading the next request's first bytes as the old body turns it into garbage
+    (`method=ELETE` in the log, SignatureDoesNotMatch to the client)."""
+    a, _ = tables2
+    s3 = s3env.client()
+    wrong = []
+    for i in range(100):
+        with s3_error("NoSuchUpload", 404):
+            s3.upload_part(Bucket=a.bucket, Key="early", UploadId="no-such-upload", PartNumber=1, Body=b"x")
+        try:
+            s3.abort_multipart_upload(Bucket=a.bucket, Key="early", UploadId="no-such-upload")
+        except s3.exceptions.NoSuchUpload:
+            continue
+        except Exception as e:  # noqa: BLE001
+            wrong.append((i, repr(e)[:200]))
+    assert wrong == [], f"{len(wrong)} of 100 requests after an early error were misread: {wrong[:3]}"
+
+
+def test_expect_continue_without_body(s3env, tables2, raw_s3):
+    """A client that got a final answer to `Expect: 100-continue` and sends no body: the next request on
+    the same connection is either answered correctly or the server has closed the connection."""
+    import socket
+
+    from tablebay_test.s3raw import _encode_query
+
+    a, _ = tables2
+    path, query = key_path(a.bucket, "early2"), {"partNumber": "1", "uploadId": "no-such-upload"}
+    headers, *_ = raw_s3.sign_headers("PUT", path, query, {"content-length": "10", "expect": "100-continue"},
+                                      "UNSIGNED-PAYLOAD")
+    get_headers, *_ = raw_s3.sign_headers("GET", key_path(a.bucket, "secret.txt"), None, {}, hashlib_empty())
+    with socket.create_connection((raw_s3.host, raw_s3.port), timeout=30) as sock:
+        sock.sendall((f"PUT {path}?{_encode_query(query)} HTTP/1.1\r\n"
+                      + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode())
+        first = _read_http_response(sock)
+        assert first and first[0] == 404, first
+        try:
+            sock.sendall((f"GET {key_path(a.bucket, 'secret.txt')} HTTP/1.1\r\n"
+                          + "".join(f"{k}: {v}\r\n" for k, v in get_headers.items()) + "\r\n").encode())
+            second = _read_http_response(sock)
+        except OSError:
+            second = None
+    assert second is None or (second[0] == 200 and second[1] == b"A's secret"), second
+
+
+def hashlib_empty() -> str:
+    import hashlib
+
+    return hashlib.sha256(b"").hexdigest()
+
+
+def _read_http_response(sock) -> tuple[int, bytes] | None:
+    """(status, body) of one HTTP/1.1 response with a Content-Length, or None if the peer closed first."""
+    import re
+
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        buf += chunk
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    status = int(head.split()[1])
+    if status == 100:  # an interim answer: the final one follows
+        return _read_http_response_rest(sock, rest)
+    m = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
+    want = int(m.group(1)) if m else 0
+    while len(rest) < want:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    return status, rest[:want]
+
+
+def _read_http_response_rest(sock, already: bytes):
+    class Prefixed:
+        def __init__(self):
+            self.buf = already
+
+        def recv(self, n):
+            if self.buf:
+                out, self.buf = self.buf, b""
+                return out
+            return sock.recv(n)
+
+    return _read_http_response(Prefixed())
+
+
 # --- addressing ---
 
 def test_virtual_host_style(s3env, tables2, raw_s3):

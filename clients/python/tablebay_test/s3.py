@@ -72,7 +72,9 @@ def make_s3_client(endpoint_url: str, mode: str = "default", access_key: str = A
     """A boto3 `s3` client for the data plane in one of `CLIENT_MODES` (no retries, bounded timeouts)."""
     if mode not in CLIENT_MODES:
         raise ValueError(mode)
-    settings = dict(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10, read_timeout=120,
+    # total_max_attempts=1: no retry at all (botocore's `max_attempts` in `retries` still allows one), so a
+    # 5xx or a dropped connection shows as one.
+    settings = dict(retries={"total_max_attempts": 1, "mode": "standard"}, connect_timeout=10, read_timeout=120,
                     s3={"addressing_style": addressing_style})
     if mode == "when_required":
         settings.update(WHEN_REQUIRED)
