@@ -6,12 +6,16 @@
 #   scripts/test.sh --list        the stages
 #
 # Stages: postgres (scripts/postgres.sh start → TABLEBAY_TEST_POSTGRES_URL), cargo-build, cargo-test,
-# python-env (scripts/python-env.sh), python-clients (pytest clients/python against the built binary).
+# python-env (scripts/python-env.sh), python-clients (pytest clients/python against the built binary, but
+# the S3 data-plane files), python-s3 (clients/python/test_s3_*.py: boto3, raw SigV4, pyarrow, aws s3 on the
+# local and the remote backend), s3-crash (kill -9 during large uploads), jvm-build (scripts/jvm-build.sh:
+# clients/jvm with Maven), jvm-s3 (the AWS SDK for Java v2 check, through pytest).
 # A stage whose prerequisite failed is skipped. To add one: write `stage_NAME`, add it to STAGES.
 #
 # Environment: CARGO_TARGET_DIR (default $HOME/.cache/tablebay-target); TABLEBAY_TEST_POSTGRES_URL (if set,
 # that PostgreSQL is used and none is started); TABLEBAY_BIN (default $CARGO_TARGET_DIR/debug/tablebay);
-# TABLEBAY_VENV (default $HOME/.cache/tablebay-venv); PYTEST_ARGS (extra pytest arguments).
+# TABLEBAY_VENV (default $HOME/.cache/tablebay-venv); PYTEST_ARGS (extra pytest arguments);
+# TABLEBAY_TEST_LARGE_MIB (size of the `aws s3 cp` file, default 200).
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,6 +29,10 @@ STAGES=(
     "cargo-test|stage_cargo_test|cargo-build"
     "python-env|stage_python_env|"
     "python-clients|stage_python_clients|cargo-build python-env"
+    "python-s3|stage_python_s3|cargo-build python-env"
+    "s3-crash|stage_s3_crash|cargo-build python-env"
+    "jvm-build|stage_jvm_build|"
+    "jvm-s3|stage_jvm_s3|cargo-build python-env jvm-build"
 )
 
 # Stages run in subshells (so `set -e` holds inside them); one that must hand a variable to later stages
@@ -70,12 +78,39 @@ stage_python_env() {
     stage_export TABLEBAY_VENV "$venv"
 }
 
-stage_python_clients() {
+run_pytest() {
     local venv="${TABLEBAY_VENV:-$HOME/.cache/tablebay-venv}"
     export TABLEBAY_BIN="${TABLEBAY_BIN:-$CARGO_TARGET_DIR/debug/tablebay}"
-    echo "pytest clients/python with TABLEBAY_BIN=$TABLEBAY_BIN"
+    echo "pytest $* with TABLEBAY_BIN=$TABLEBAY_BIN"
     # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words on purpose
-    "$venv/bin/python" -m pytest clients/python -q ${PYTEST_ARGS:-}
+    "$venv/bin/python" -m pytest -q "$@" ${PYTEST_ARGS:-}
+}
+
+stage_python_clients() {
+    run_pytest clients/python --ignore-glob='*/test_s3_*.py'
+}
+
+# The S3 data plane's client files, but the crash and JVM ones (stages of their own).
+stage_python_s3() {
+    local files=()
+    for f in clients/python/test_s3_*.py; do
+        case "$f" in */test_s3_crash.py|*/test_s3_jvm.py) ;; *) files+=("$f") ;; esac
+    done
+    run_pytest "${files[@]}"
+}
+
+stage_s3_crash() {
+    run_pytest clients/python/test_s3_crash.py
+}
+
+stage_jvm_build() {
+    local jar
+    jar="$(scripts/jvm-build.sh | tail -n 1)"
+    stage_export TABLEBAY_JVM_JAR "$jar"
+}
+
+stage_jvm_s3() {
+    run_pytest clients/python/test_s3_jvm.py
 }
 
 declare -A RESULT=() SECONDS_TAKEN=() REASON=()

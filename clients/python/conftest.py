@@ -22,6 +22,9 @@ from tablebay_test.clients import make_client
 from tablebay_test.expect import bucket_arn, purge_bucket, unique
 from tablebay_test.server import TablebayServer
 from tablebay_test.signing import signed_request
+from tablebay_test import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY
+from tablebay_test.s3 import S3Env, create_table, create_table_home, use_pure_python_signers
+from tablebay_test.s3raw import RawS3
 
 
 def _isolate_from_user_aws_config() -> None:
@@ -38,6 +41,9 @@ def _isolate_from_user_aws_config() -> None:
 
 
 _isolate_from_user_aws_config()
+# awscrt (installed for CRC32C/CRC64NVME) would switch every boto3 client to the CRT signer; the suite signs
+# as plain boto3 does and uses tablebay_test.s3.crt_signers() where it means to.
+use_pure_python_signers()
 
 
 def _start(tmp_path_factory, label: str, arn_flavor):
@@ -114,13 +120,87 @@ def table(s3tables, namespace):
                            arn=resp["tableARN"], version_token=resp["versionToken"])
 
 
+# --- the S3 data plane ---
+
+def _local_env(server, label: str = "local") -> S3Env:
+    tables = make_client(server.tables_url)
+    home = create_table_home(tables)
+    return S3Env(backend=label, server=server, tables=tables, bucket_arn=home.bucket_arn,
+                 namespace=home.namespace)
+
+
+def start_remote_backed(tmp_path_factory) -> tuple[TablebayServer, TablebayServer, object]:
+    """A Tablebay whose blob store is a table's storage bucket on a SECOND Tablebay (`store`):
+    `--blob-url s3://<uuid>--table-s3/blobs` with the store's S3 endpoint, keys, region and path style."""
+    store = _start(tmp_path_factory, "tablebay-blobstore", "aws")
+    try:
+        store_tables = make_client(store.tables_url)
+        home = create_table_home(store_tables)
+        store_table = create_table(store_tables, home.bucket_arn, home.namespace, name="blobs")
+        srv = TablebayServer(tmp_path_factory.mktemp("tablebay-remote"), arn_flavor="aws", extra_args=(
+            "--blob-url", f"s3://{store_table.bucket}/blobs",
+            "--blob-s3-endpoint", store.s3_url,
+            "--blob-s3-access-key-id", ACCESS_KEY_ID,
+            "--blob-s3-secret-access-key", SECRET_ACCESS_KEY,
+            "--blob-s3-region", REGION,
+            "--blob-s3-path-style", "true",
+        ))
+        srv.start()
+    except BaseException:
+        store.stop()
+        raise
+    return srv, store, store_table
+
+
+@pytest.fixture(scope="module")
+def s3env(server):
+    """The data plane on the default (local directory) backend: `S3Env` (tables via `.new_table()`,
+    boto3 clients via `.client(mode)`)."""
+    return _local_env(server)
+
+
+@pytest.fixture(scope="module", params=["local", "remote"])
+def s3env_both(request, tmp_path_factory):
+    """`S3Env` on each blob backend: `local` (a directory) and `remote` (`--blob-url s3://…` on a second
+    Tablebay). Tests that take it run twice."""
+    if request.param == "local":
+        yield _local_env(request.getfixturevalue("server"))
+        return
+    srv, store, store_table = start_remote_backed(tmp_path_factory)
+    try:
+        env = _local_env(srv, "remote")
+        env.store, env.store_table = store, store_table
+        yield env
+    finally:
+        srv.stop()
+        store.stop()
+
+
+@pytest.fixture(scope="module")
+def raw_s3(server):
+    """`RawS3` for the module server's S3 listener: hand-signed requests (streaming forms, traversal)."""
+    return RawS3(server.s3_url)
+
+
+@pytest.fixture
+def s3table(s3env):
+    """A fresh table on the local backend; `.bucket` is its storage bucket."""
+    return s3env.new_table()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """On a failure, attach the tail of the server's log to the test report."""
     outcome = yield
     report = outcome.get_result()
     if report.failed:
+        funcargs = item.funcargs if hasattr(item, "funcargs") else {}
         for name in ("server", "oss_server"):
-            srv = item.funcargs.get(name) if hasattr(item, "funcargs") else None
+            srv = funcargs.get(name)
             if isinstance(srv, TablebayServer):
                 report.sections.append((f"{name} log", srv.log_tail(40)))
+        for name in ("s3env", "s3env_both"):
+            env = funcargs.get(name)
+            if isinstance(env, S3Env) and env.backend == "remote":
+                report.sections.append(("remote-backed server log", env.server.log_tail(40)))
+                report.sections.append(("blob store server log", env.store.log_tail(20)))

@@ -82,6 +82,7 @@ class TablebayServer:
             raise ServerStartError(
                 f"tablebay binary not found at {binary}: build it (cargo build) or set TABLEBAY_BIN")
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._lines = queue.Queue()  # a fresh queue per process: restarts must not see the old one's end
         self._log = open(self.log_path, "a", encoding="utf-8", errors="replace")
         self._log.write(f"$ {' '.join(self.command())}\n")
         self._log.flush()
@@ -113,12 +114,16 @@ class TablebayServer:
         return self
 
     def _pump_stdout(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        for line in self._proc.stdout:
-            self._log.write(line)
-            self._log.flush()
-            self._lines.put(line)
-        self._lines.put(None)
+        # Bound to this process's pipe, log and queue: after kill() and a restart, a late line from the old
+        # process must not reach the new one's queue.
+        proc, log, lines = self._proc, self._log, self._lines
+        assert proc is not None and proc.stdout is not None
+        for line in proc.stdout:
+            if not log.closed:
+                log.write(line)
+                log.flush()
+            lines.put(line)
+        lines.put(None)
 
     def health(self) -> requests.Response:
         return requests.get(f"{self.tables_url}/health", timeout=10)
@@ -138,6 +143,23 @@ class TablebayServer:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def kill(self) -> None:
+        """`kill -9` of the server (its whole process group), as a crash; `start()` may follow on the same
+        data directory."""
+        proc = self._proc
+        if proc is None:
+            return
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        self._proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
 
     def log_tail(self, lines: int = 60) -> str:
         try:

@@ -11,7 +11,7 @@ use tablebay_store::{BlobStore, MetaStore};
 use uuid::Uuid;
 
 use crate::objects::TableLocation;
-use crate::{ArnFlavor, CatalogError};
+use crate::{ArnFlavor, CatalogError, ObjectAttributes, ObjectBody, ObjectKey, PutOptions};
 
 /// What the catalog needs to know about the deployment.
 #[derive(Clone, Debug)]
@@ -67,16 +67,28 @@ impl Catalog {
         Ok(())
     }
 
-    /// Writes a file into a table's storage. The write is atomic: readers see all of it or nothing.
+    /// Writes a file into a table's storage through the object service, so it is visible and readable on the
+    /// data plane like any client-written file. The write is atomic: readers see all of it or nothing.
     pub(crate) async fn put_table_file(&self, location: &TableLocation, bytes: Bytes) -> Result<(), CatalogError> {
-        self.blobs.put(&location.blob_key(), bytes).await?;
+        let key = ObjectKey::parse(&location.key)?;
+        let content_type = location.key.ends_with(".json").then(|| "application/json".to_string());
+        let options = PutOptions {
+            attributes: ObjectAttributes { content_type, ..ObjectAttributes::default() },
+            ..PutOptions::default()
+        };
+        let record = self.put_object_row(location.table_id, &key, ObjectBody::from_bytes(bytes), options).await?;
+        drop(record);
         Ok(())
     }
 
     /// Best-effort removal of a file the server wrote but could not publish; unreferenced-file removal
     /// collects whatever this misses.
     pub(crate) async fn discard_table_file(&self, location: &TableLocation) {
-        if let Err(e) = self.blobs.delete(&location.blob_key()).await {
+        let removed = match ObjectKey::parse(&location.key) {
+            Ok(key) => self.delete_object_row(location.table_id, &key).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = removed {
             tracing::warn!(error = %e, location = %location.uri(), "could not remove an unpublished table file");
         }
     }

@@ -8,15 +8,21 @@
 mod arn;
 mod bucket;
 mod catalog;
+mod checksum;
 mod encryption;
 mod error;
 mod maintenance;
+mod listing;
 mod metadata;
+mod multipart;
 mod names;
 mod namespace;
+mod object_error;
+mod object_io;
 mod objects;
 mod pagination;
 mod policy;
+mod reads;
 mod settings;
 mod storage_class;
 mod table;
@@ -30,7 +36,19 @@ pub use maintenance::TableMaintenanceUpdate;
 pub use metadata::TableDefinition;
 pub use names::{BucketName, NamespaceName, TableName};
 pub use namespace::Namespace;
-pub use objects::{TableLocation, warehouse_location};
+pub use checksum::{Checksum, ChecksumAlgorithm, ChecksumType};
+pub use listing::{ListRequest, Listing, MAX_LIST_KEYS};
+pub use multipart::{
+    CompleteRequest, CompletedPart, MAX_LIST_PARTS, MAX_PART_BYTES, MAX_PART_NUMBER, MIN_PART_BYTES, Part, PartListing,
+    Upload, UploadListRequest, UploadListing,
+};
+pub use object_error::{BodyError, ObjectError};
+pub use object_io::{
+    ByteStream, ChecksumClaim, MAX_PUT_BYTES, ObjectAttributes, ObjectBody, ObjectInfo, ObjectStream, ObjectView,
+    PutCondition, PutOptions, TableStorage,
+};
+pub use objects::{MAX_KEY_BYTES, ObjectKey, TableLocation, warehouse_location};
+pub use reads::{ByteRange, EtagCondition, Preconditions, ReadRequest};
 pub use pagination::{ContinuationToken, Page, PageRequest};
 pub use settings::{
     BucketMaintenance, CompactionSettings, JobConfig, CompactionStrategy, Encryption, JobState, JobStatus, MaintenanceJobType,

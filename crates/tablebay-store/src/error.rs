@@ -20,6 +20,10 @@ pub enum StoreError {
     /// A compare-and-swap lost, a dependent row exists, or the database reported a serialization failure.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A conditional write found the row in a state other than the one it required (it exists, or its ETag
+    /// differs).
+    #[error("precondition failed: {0}")]
+    PreconditionFailed(String),
     /// Stored data could not be decoded (a bug or a hand-edited database).
     #[error("corrupt stored data: {0}")]
     Corrupt(String),

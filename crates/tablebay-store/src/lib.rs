@@ -10,6 +10,6 @@ mod blob;
 mod error;
 pub mod meta;
 
-pub use blob::{BlobStore, BlobUrl};
+pub use blob::{BlobStore, BlobStream, BlobUrl, BlobWriter};
 pub use error::StoreError;
 pub use meta::MetaStore;

@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -66,6 +67,10 @@ pub struct ServeArgs {
     /// Log format: `text` (default) or `json`.
     #[arg(long, env = "TABLEBAY_LOG_FORMAT")]
     log_format: Option<String>,
+    /// Hours after which an incomplete multipart upload of the data plane is aborted and its parts deleted
+    /// (default 168, one week; fractions allowed, e.g. 0.5; 0 keeps them forever).
+    #[arg(long, env = "TABLEBAY_MULTIPART_EXPIRY_HOURS")]
+    multipart_expiry_hours: Option<f64>,
 }
 
 /// The same keys as a config file.
@@ -88,6 +93,7 @@ struct FileConfig {
     root_access_key_id: Option<String>,
     root_secret_access_key: Option<String>,
     log_format: Option<String>,
+    multipart_expiry_hours: Option<f64>,
 }
 
 /// How log lines are written.
@@ -119,6 +125,8 @@ pub struct Config {
     pub blob_url: BlobUrl,
     pub root: RootCredentials,
     pub log_format: LogFormat,
+    /// How long an incomplete multipart upload lives; `None` keeps them forever.
+    pub multipart_expiry: Option<Duration>,
 }
 
 const DEFAULT_TABLES_ADDR: &str = "127.0.0.1:8181";
@@ -126,6 +134,9 @@ const DEFAULT_S3_ADDR: &str = "127.0.0.1:9000";
 const DEFAULT_REGION: &str = "us-east-1";
 const DEFAULT_ACCOUNT_ID: &str = "123456789012";
 const ROOT_CREDENTIALS_FILE: &str = "root-credentials.json";
+const DEFAULT_MULTIPART_EXPIRY_HOURS: f64 = 168.0;
+/// Ten years: anything longer is a typo.
+const MAX_MULTIPART_EXPIRY_HOURS: f64 = 24.0 * 365.0 * 10.0;
 
 impl Config {
     /// Merges flags/environment with the config file and defaults, and validates everything.
@@ -189,6 +200,14 @@ impl Config {
             Some("json") => LogFormat::Json,
             Some(other) => bail!("invalid log format '{other}' (expected text or json)"),
         };
+        let expiry_hours = args
+            .multipart_expiry_hours
+            .or(file.multipart_expiry_hours)
+            .unwrap_or(DEFAULT_MULTIPART_EXPIRY_HOURS);
+        if !(0.0..=MAX_MULTIPART_EXPIRY_HOURS).contains(&expiry_hours) {
+            bail!("invalid multipart expiry {expiry_hours} hours (0 to {MAX_MULTIPART_EXPIRY_HOURS}; 0 disables expiry)");
+        }
+        let multipart_expiry = (expiry_hours > 0.0).then(|| Duration::from_secs_f64(expiry_hours * 3600.0));
         Ok(Self {
             tables_addr: addr(args.tables_addr.or(file.tables_addr), DEFAULT_TABLES_ADDR, "tables")?,
             s3_addr: addr(args.s3_addr.or(file.s3_addr), DEFAULT_S3_ADDR, "s3")?,
@@ -199,6 +218,7 @@ impl Config {
             blob_url,
             root,
             log_format,
+            multipart_expiry,
         })
     }
 }

@@ -1,6 +1,8 @@
 //! `tablebay serve`: opens the stores, builds the services, binds both listeners, announces them, and serves
 //! until SIGINT/SIGTERM, then drains in-flight requests.
 
+use std::time::Duration;
+
 use anyhow::Context;
 use tablebay_catalog::{Catalog, CatalogConfig};
 use tablebay_http::{AppState, Identities};
@@ -12,7 +14,8 @@ use crate::config::{Config, LogFormat};
 /// Logs go to stderr; stdout carries only the ready lines and the one-time credentials notice.
 pub fn init_logging(config: &Config) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TABLEBAY_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+        // s3s logs every error answer (a 404 included) at ERROR level; the S3 surface logs its own line per request.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn,s3s=off"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
     match config.log_format {
@@ -49,12 +52,34 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     println!("tablebay s3 listener ready at http://{}", s3.local_addr()?);
 
     let shutdown = shutdown_signal();
+    if let Some(max_age) = config.multipart_expiry {
+        tokio::spawn(expire_uploads(state.catalog.clone(), max_age, shutdown.clone()));
+    }
     let tables_server = axum::serve(tables, tablebay_http::tables_router(state.clone()))
         .with_graceful_shutdown(shutdown.clone().wait());
     let s3_server = axum::serve(s3, tablebay_http::s3_router(state)).with_graceful_shutdown(shutdown.wait());
     tokio::try_join!(tables_server, s3_server).context("serving")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Aborts data-plane multipart uploads older than `max_age`, now and then periodically (every tenth of the age,
+/// between a second and an hour), until shutdown. Several instances may sweep at once: an upload is aborted once.
+async fn expire_uploads(catalog: Catalog, max_age: Duration, shutdown: Shutdown) {
+    let period = (max_age / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600));
+    let stop = shutdown.wait();
+    tokio::pin!(stop);
+    loop {
+        match catalog.expire_uploads(max_age).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(expired = n, "aborted expired multipart uploads"),
+            Err(e) => tracing::warn!(error = %e, "multipart expiry sweep failed"),
+        }
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = tokio::time::sleep(period) => {}
+        }
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM, for every listener that waits on a clone.

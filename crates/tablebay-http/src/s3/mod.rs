@@ -1,6 +1,15 @@
-//! The S3 data plane for table files. Until it is filled in, every request gets S3's XML `NotImplemented`
-//! error, so S3 clients fail clearly instead of hanging or misreading a JSON body.
+//! The S3-compatible data plane for table files: bucket `<table-id>--table-s3` is a table's storage. Built on
+//! s3s (`reference/rust-stack.md` §2.3): `router.rs` mounts the service, `auth.rs` authenticates and authorizes,
+//! `service.rs` delegates each operation to `objects.rs`, `list.rs` or `multipart.rs`, which call the catalog's
+//! object service; `wire.rs` converts types and `error.rs` maps errors.
 
-mod placeholder;
+mod auth;
+mod error;
+mod list;
+mod multipart;
+mod objects;
+mod router;
+mod service;
+mod wire;
 
-pub(crate) use placeholder::router;
+pub(crate) use router::router;

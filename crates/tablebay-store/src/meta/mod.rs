@@ -9,12 +9,16 @@ mod attributes;
 mod buckets;
 mod codec;
 mod connect;
+mod multipart;
 mod namespaces;
+mod objects;
 mod tables;
 
 pub use attributes::AttributeKey;
 pub use buckets::BucketRecord;
+pub use multipart::{CompletedUpload, PartRecord, UploadRecord};
 pub use namespaces::NamespaceRecord;
+pub use objects::{BlobSegment, KeyRange, KeyStart, ObjectRecord, StoredChecksum, WriteCondition};
 pub use tables::{PointerSwap, TableRecord};
 
 use crate::StoreError;

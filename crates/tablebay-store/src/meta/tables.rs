@@ -129,6 +129,19 @@ impl MetaStore {
             .transpose()
     }
 
+    /// The owning account and bucket name of the table with this id, if any: what the data plane needs to
+    /// authorize a request on the table's storage, in one indexed read.
+    pub async fn table_owner(&self, id: Uuid) -> Result<Option<(String, String)>, StoreError> {
+        let row = sqlx::query(
+            "SELECT b.account_id AS account_id, b.name AS bucket_name \
+             FROM tables t JOIN table_buckets b ON b.id = t.bucket_id WHERE t.id = $1",
+        )
+        .bind(id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| Ok((codec::text(&row, "account_id")?, codec::text(&row, "bucket_name")?))).transpose()
+    }
+
     /// Up to `limit` tables of the bucket ordered by (namespace name, table name): only namespace `namespace_id`
     /// if given, names starting with `prefix`, strictly after the (namespace name, table name) pair `after`.
     pub async fn list_tables(

@@ -11,6 +11,7 @@
 
 mod cases;
 mod fixtures;
+mod objects;
 mod races;
 
 use std::future::Future;
@@ -73,6 +74,13 @@ suite!(
     races::race_delete_namespace_against_insert_table,
     races::race_attributes_upsert,
     races::race_read_then_write_transactions_succeed,
+    objects::objects_put_get_overwrite,
+    objects::objects_delete,
+    objects::objects_list_ranges,
+    objects::multipart_parts_and_complete,
+    objects::multipart_abort_list_and_expiry,
+    objects::race_object_overwrites,
+    objects::race_part_against_complete,
 );
 
 async fn with_sqlite<F, Fut>(case: F)

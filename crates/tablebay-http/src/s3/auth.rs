@@ -1,0 +1,256 @@
+//! Authentication and authorization of the data plane, and bucket addressing.
+//!
+//! s3s verifies every SigV4 form itself (header, presigned with expiry, signed and unsigned aws-chunked with
+//! trailers) against the secrets [`KeyStore`] looks up in the same [`Identities`] as the tables listener. Then
+//! [`TableAccess::check`] runs once per request, before the operation: it resolves the bucket to its table,
+//! decides the action the operation needs, and calls [`authorize`] — the one decision point the access-control
+//! work replaces with policy evaluation. The outcome travels to the operation as an [`S3Context`] in the request
+//! extensions.
+
+use std::sync::Arc;
+
+use s3s::access::{S3Access, S3AccessContext};
+use s3s::auth::{S3Auth, SecretKey};
+use s3s::host::{S3Host, VirtualHost};
+use s3s::{S3Error, S3ErrorCode, S3Result};
+use tablebay_auth::{Principal, PrincipalKind};
+use tablebay_catalog::{Catalog, TableLocation, TableStorage};
+
+use super::error::s3_error;
+use super::router::RequestContext;
+use crate::state::Identities;
+
+/// What an operation does to a table's data; named after the S3 Tables actions that grant it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DataAction {
+    /// `s3tables:GetTableData` (`oss:GetTableData`): read objects, list, head.
+    GetTableData,
+    /// `s3tables:PutTableData` (`oss:PutTableData`): write and delete objects, multipart uploads.
+    PutTableData,
+}
+
+impl DataAction {
+    /// The IAM action name.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::GetTableData => "s3tables:GetTableData",
+            Self::PutTableData => "s3tables:PutTableData",
+        }
+    }
+}
+
+/// The action an S3 operation needs on the bucket's table; `None` for operations without a table (ListBuckets)
+/// or that this server does not implement (they answer `NotImplemented`).
+pub(crate) fn action_of(operation: &str) -> Option<DataAction> {
+    use DataAction::{GetTableData, PutTableData};
+    Some(match operation {
+        "GetObject" | "HeadObject" | "ListObjects" | "ListObjectsV2" | "HeadBucket" | "GetBucketLocation"
+        | "ListParts" | "ListMultipartUploads" | "GetObjectAttributes" => GetTableData,
+        "PutObject" | "DeleteObject" | "DeleteObjects" | "CopyObject" | "CreateMultipartUpload" | "UploadPart"
+        | "CompleteMultipartUpload" | "AbortMultipartUpload" => PutTableData,
+        _ => return None,
+    })
+}
+
+/// Every operation name the data plane serves, as a `'static` label for logs and metrics (s3s lends the name
+/// only for the request); anything else is `other`.
+pub(crate) fn operation_label(operation: &str) -> &'static str {
+    const SERVED: [&str; 20] = [
+        "GetObject", "HeadObject", "ListObjects", "ListObjectsV2", "HeadBucket", "GetBucketLocation", "ListParts",
+        "ListMultipartUploads", "GetObjectAttributes", "PutObject", "DeleteObject", "DeleteObjects", "CopyObject",
+        "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "AbortMultipartUpload", "ListBuckets",
+        "PostObject", "UploadPartCopy",
+    ];
+    SERVED.into_iter().find(|name| *name == operation).unwrap_or("other")
+}
+
+/// THE authorization decision of the data plane: may `principal` perform `action` on `table`'s data?
+///
+/// Until policies exist (the access-control issue), the rule is ownership: the instance root may do anything, an
+/// account root anything in its own account's buckets.
+pub(crate) fn authorize(principal: &Principal, action: DataAction, table: &TableStorage) -> Result<(), S3Error> {
+    let allowed = match principal.kind {
+        PrincipalKind::InstanceRoot => true,
+        PrincipalKind::AccountRoot => principal.account_id == table.owner().as_str(),
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(S3Error::with_message(
+            S3ErrorCode::AccessDenied,
+            format!("{} is not authorized to perform {} on this table", principal.arn, action.as_str()),
+        ))
+    }
+}
+
+/// Who is calling and which table the bucket is, established once per request by [`TableAccess`].
+#[derive(Clone, Debug)]
+pub(crate) struct S3Context {
+    /// The verified caller.
+    pub principal: Principal,
+    /// The bucket's table (absent for requests without a bucket).
+    pub table: Option<TableStorage>,
+}
+
+/// Looks up secrets for s3s's signature verification.
+pub(crate) struct KeyStore {
+    pub identities: Arc<Identities>,
+}
+
+#[async_trait::async_trait]
+impl S3Auth for KeyStore {
+    async fn get_secret_key(&self, access_key: &str) -> S3Result<SecretKey> {
+        match self.identities.lookup(access_key) {
+            Some((secret, _)) => Ok(SecretKey::from(secret.expose())),
+            None => Err(S3Error::with_message(
+                S3ErrorCode::InvalidAccessKeyId,
+                "The AWS Access Key Id you provided does not exist in our records.",
+            )),
+        }
+    }
+}
+
+/// The per-request access check: principal, bucket → table, action, [`authorize`].
+pub(crate) struct TableAccess {
+    pub catalog: Catalog,
+    pub identities: Arc<Identities>,
+}
+
+#[async_trait::async_trait]
+impl S3Access for TableAccess {
+    async fn check(&self, cx: &mut S3AccessContext<'_>) -> S3Result<()> {
+        let operation = operation_label(cx.s3_op().name());
+        let request = cx.extensions_mut().get::<RequestContext>().cloned();
+        if let Some(request) = &request {
+            request.set_operation(operation);
+        }
+        let Some(credentials) = cx.credentials() else {
+            return Err(S3Error::with_message(S3ErrorCode::AccessDenied, "Anonymous access is not allowed"));
+        };
+        let Some((_, principal)) = self.identities.lookup(&credentials.access_key) else {
+            return Err(S3Error::new(S3ErrorCode::InvalidAccessKeyId));
+        };
+        if let Some(request) = &request {
+            request.set_principal(&principal.arn);
+        }
+        let table = match (cx.s3_path().get_bucket_name(), action_of(operation)) {
+            (Some(bucket), Some(action)) => {
+                let table = self.catalog.table_storage(bucket).await.map_err(|e| s3_error(e, request.as_ref()))?;
+                authorize(&principal, action, &table)?;
+                Some(table)
+            }
+            _ => None,
+        };
+        cx.extensions_mut().insert(S3Context { principal, table });
+        Ok(())
+    }
+}
+
+/// Virtual-hosted-style addressing: a `Host` whose first label is a table bucket (`<table-id>--table-s3.<any
+/// host>`) names that bucket; any other host (`localhost`, a load balancer's name) is path-style. s3s itself
+/// treats IP-address hosts as path-style.
+pub(crate) struct TableHost;
+
+impl S3Host for TableHost {
+    fn parse_host_header<'a>(&'a self, host: &'a str) -> S3Result<VirtualHost<'a>> {
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+            _ => host,
+        };
+        if let Some((first, rest)) = name.split_once('.')
+            && TableLocation::table_of_bucket(first).is_some()
+        {
+            return Ok(VirtualHost::new(rest).with_bucket(first));
+        }
+        Ok(VirtualHost::new(host))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tablebay_catalog::{AccountId, ArnFlavor, BucketArn, BucketName, TableArn};
+    use uuid::Uuid;
+
+    /// Every operation the data plane serves, with the action it needs (the router table of STYLE.md).
+    #[test]
+    fn operations_and_actions() {
+        use DataAction::*;
+        for (operation, action) in [
+            ("GetObject", Some(GetTableData)),
+            ("HeadObject", Some(GetTableData)),
+            ("ListObjects", Some(GetTableData)),
+            ("ListObjectsV2", Some(GetTableData)),
+            ("HeadBucket", Some(GetTableData)),
+            ("GetBucketLocation", Some(GetTableData)),
+            ("ListParts", Some(GetTableData)),
+            ("ListMultipartUploads", Some(GetTableData)),
+            ("PutObject", Some(PutTableData)),
+            ("CopyObject", Some(PutTableData)),
+            ("DeleteObject", Some(PutTableData)),
+            ("DeleteObjects", Some(PutTableData)),
+            ("CreateMultipartUpload", Some(PutTableData)),
+            ("UploadPart", Some(PutTableData)),
+            ("CompleteMultipartUpload", Some(PutTableData)),
+            ("AbortMultipartUpload", Some(PutTableData)),
+            ("ListBuckets", None),
+            ("PutBucketPolicy", None),
+        ] {
+            assert_eq!(action_of(operation), action, "{operation}");
+        }
+    }
+
+    fn table(account: &str) -> TableStorage {
+        let table_id = Uuid::now_v7();
+        TableStorage {
+            table_id,
+            arn: TableArn {
+                bucket: BucketArn {
+                    flavor: ArnFlavor::Aws,
+                    region: "us-east-1".into(),
+                    account: AccountId::parse(account).unwrap(),
+                    name: BucketName::parse("bucket").unwrap(),
+                },
+                table_id,
+            },
+        }
+    }
+
+    fn principal(account: &str, kind: PrincipalKind) -> Principal {
+        Principal {
+            account_id: account.into(),
+            arn: format!("arn:aws:iam::{account}:root"),
+            access_key_id: "AK".into(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn ownership_decides_for_now() {
+        let t = table("111122223333");
+        for action in [DataAction::GetTableData, DataAction::PutTableData] {
+            assert!(authorize(&principal("111122223333", PrincipalKind::AccountRoot), action, &t).is_ok());
+            let denied = authorize(&principal("444455556666", PrincipalKind::AccountRoot), action, &t).unwrap_err();
+            assert_eq!(denied.code(), &S3ErrorCode::AccessDenied);
+            assert!(authorize(&principal("444455556666", PrincipalKind::InstanceRoot), action, &t).is_ok());
+        }
+    }
+
+    #[test]
+    fn virtual_hosts() {
+        let id = Uuid::now_v7();
+        let bucket = format!("{id}--table-s3");
+        for (host, want) in [
+            (format!("{bucket}.s3.example.com"), Some(bucket.as_str())),
+            (format!("{bucket}.localhost:9000"), Some(bucket.as_str())),
+            (format!("{bucket}.tablebay"), Some(bucket.as_str())),
+            ("localhost:9000".to_string(), None),
+            ("s3.example.com".to_string(), None),
+            ("other--table-s3.example.com".to_string(), None),
+            (format!("{}--table-s3.example.com", id.simple()), None),
+        ] {
+            let vh = TableHost.parse_host_header(&host).unwrap();
+            assert_eq!(vh.bucket(), want, "{host}");
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! Object rows of the S3 data plane: one row per visible object, keyed by (table id, key).
+//!
+//! The row is the object: its bytes are the blob segments it lists, written (and verified) by the caller before
+//! the row commits, so an object appears, changes or disappears atomically with its row. Writes return the
+//! segments they unlinked (the replaced or deleted object's), for the caller to delete after the commit; a crash
+//! in between leaves only unreferenced blobs, which unreferenced-file removal collects.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use uuid::Uuid;
+
+use super::codec::{self, Tx};
+use super::{Backend, MetaStore};
+use crate::StoreError;
+
+/// Every column of `objects`, in `ObjectRecord` order.
+macro_rules! object_columns {
+    () => {
+        "table_id, key, size, etag, content_type, headers, user_metadata, checksum_algorithm, checksum_value, \
+         checksum_type, parts_count, blobs, created_at_ms, modified_at_ms"
+    };
+}
+
+/// One blob holding a contiguous run of an object's bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlobSegment {
+    /// The blob store key.
+    pub key: String,
+    /// Its length in bytes.
+    pub size: u64,
+}
+
+/// A checksum as stored: algorithm name (`CRC32`, `CRC32C`, `CRC64NVME`, `SHA1`, `SHA256`), base64 value and
+/// type (`FULL_OBJECT` or `COMPOSITE`). The catalog gives the strings their meaning.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredChecksum {
+    /// Algorithm name.
+    pub algorithm: String,
+    /// Base64 value (with a `-N` suffix for composite checksums).
+    pub value: String,
+    /// `FULL_OBJECT` or `COMPOSITE`.
+    pub kind: String,
+}
+
+/// An object as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectRecord {
+    /// The table whose storage holds it.
+    pub table_id: Uuid,
+    /// The key inside the table's storage.
+    pub key: String,
+    /// Length in bytes (the sum of the segments' sizes).
+    pub size: u64,
+    /// The ETag without quotes.
+    pub etag: String,
+    /// `Content-Type` given at upload.
+    pub content_type: Option<String>,
+    /// Other content headers given at upload (`cache-control`, `content-encoding`, …), lowercase names.
+    pub headers: BTreeMap<String, String>,
+    /// `x-amz-meta-*` metadata, without the prefix.
+    pub user_metadata: BTreeMap<String, String>,
+    /// The checksum verified at upload, if any.
+    pub checksum: Option<StoredChecksum>,
+    /// Number of parts for an object completed from a multipart upload.
+    pub parts_count: Option<u32>,
+    /// The bytes, in order.
+    pub blobs: Vec<BlobSegment>,
+    /// When the key was first written (kept across overwrites).
+    pub created_at: DateTime<Utc>,
+    /// When this version was written (S3's `LastModified`).
+    pub modified_at: DateTime<Utc>,
+}
+
+/// When a write may replace the current row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteCondition {
+    /// Unconditionally.
+    Always,
+    /// Only if no object has the key (`If-None-Match: *`).
+    IfAbsent,
+    /// Only if the current object has this ETag (`If-Match`).
+    IfEtag(String),
+}
+
+/// Where a key listing starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyStart<'a> {
+    /// Keys strictly greater.
+    After(&'a str),
+    /// Keys greater or equal.
+    AtOrAfter(&'a str),
+}
+
+/// A half-open range of keys in byte order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyRange<'a> {
+    /// Lower bound, if any.
+    pub start: Option<KeyStart<'a>>,
+    /// Exclusive upper bound, if any.
+    pub end: Option<&'a str>,
+}
+
+impl MetaStore {
+    /// Makes `object` the current row of its key, if `condition` holds (else `PreconditionFailed`), and returns
+    /// the segments of the row it replaced (empty if none). One short transaction; no blob I/O inside.
+    pub async fn put_object(
+        &self,
+        object: &ObjectRecord,
+        condition: &WriteCondition,
+    ) -> Result<Vec<BlobSegment>, StoreError> {
+        let mut tx = self.begin_write().await?;
+        let replaced = self.replace_object_in(&mut tx, object, condition).await?;
+        tx.commit().await?;
+        Ok(replaced)
+    }
+
+    /// The body of [`MetaStore::put_object`] inside a caller's transaction (also used by multipart completion).
+    pub(super) async fn replace_object_in(
+        &self,
+        tx: &mut Tx,
+        object: &ObjectRecord,
+        condition: &WriteCondition,
+    ) -> Result<Vec<BlobSegment>, StoreError> {
+        let table_id = object.table_id.to_string();
+        // Postgres locks the current row so that two overwrites cannot both see (and later delete) the same old
+        // segments; SQLite's BEGIN IMMEDIATE already serialises writers. A key with no row yet has nothing to
+        // lock: the insert below does nothing if another writer created the row meanwhile, and the loop then
+        // locks that row and replaces it, so its blobs are handed back too.
+        let select = match self.backend {
+            Backend::Sqlite => "SELECT etag, blobs FROM objects WHERE table_id = $1 AND key = $2",
+            Backend::Postgres => "SELECT etag, blobs FROM objects WHERE table_id = $1 AND key = $2 FOR UPDATE",
+        };
+        let (algorithm, value, kind) = match &object.checksum {
+            Some(c) => (Some(c.algorithm.as_str()), Some(c.value.as_str()), Some(c.kind.as_str())),
+            None => (None, None, None),
+        };
+        loop {
+            let current =
+                sqlx::query(select).bind(table_id.as_str()).bind(object.key.as_str()).fetch_optional(&mut **tx).await?;
+            let current_etag = current.as_ref().map(|row| codec::text(row, "etag")).transpose()?;
+            match (condition, current_etag.as_deref()) {
+                (WriteCondition::Always, _) | (WriteCondition::IfAbsent, None) => {}
+                (WriteCondition::IfEtag(want), Some(have)) if want == have => {}
+                (WriteCondition::IfAbsent, Some(_)) => {
+                    return Err(StoreError::PreconditionFailed(format!("{:?} exists", object.key)));
+                }
+                (WriteCondition::IfEtag(_), _) => {
+                    return Err(StoreError::PreconditionFailed(format!("{:?} has another ETag", object.key)));
+                }
+            }
+            let Some(row) = current else {
+                let inserted = sqlx::query(concat!(
+                    "INSERT INTO objects (",
+                    object_columns!(),
+                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+                     ON CONFLICT (table_id, key) DO NOTHING"
+                ))
+                .bind(table_id.as_str())
+                .bind(object.key.as_str())
+                .bind(to_i64(object.size)?)
+                .bind(object.etag.as_str())
+                .bind(object.content_type.as_deref())
+                .bind(map_json(&object.headers)?)
+                .bind(map_json(&object.user_metadata)?)
+                .bind(algorithm)
+                .bind(value)
+                .bind(kind)
+                .bind(object.parts_count.map(i64::from))
+                .bind(blobs_json(&object.blobs)?)
+                .bind(codec::millis(object.created_at))
+                .bind(codec::millis(object.modified_at))
+                .execute(&mut **tx)
+                .await?;
+                if inserted.rows_affected() == 1 {
+                    return Ok(Vec::new());
+                }
+                continue;
+            };
+            let replaced = blobs_from_json(&codec::text(&row, "blobs")?)?;
+            sqlx::query(
+                "UPDATE objects SET size = $3, etag = $4, content_type = $5, headers = $6, user_metadata = $7, \
+                   checksum_algorithm = $8, checksum_value = $9, checksum_type = $10, parts_count = $11, blobs = $12, \
+                   modified_at_ms = $13 \
+                 WHERE table_id = $1 AND key = $2",
+            )
+            .bind(table_id.as_str())
+            .bind(object.key.as_str())
+            .bind(to_i64(object.size)?)
+            .bind(object.etag.as_str())
+            .bind(object.content_type.as_deref())
+            .bind(map_json(&object.headers)?)
+            .bind(map_json(&object.user_metadata)?)
+            .bind(algorithm)
+            .bind(value)
+            .bind(kind)
+            .bind(object.parts_count.map(i64::from))
+            .bind(blobs_json(&object.blobs)?)
+            .bind(codec::millis(object.modified_at))
+            .execute(&mut **tx)
+            .await?;
+            return Ok(replaced);
+        }
+    }
+
+    /// The current object at `key`, if any.
+    pub async fn object(&self, table_id: Uuid, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
+        sqlx::query(concat!("SELECT ", object_columns!(), " FROM objects WHERE table_id = $1 AND key = $2"))
+            .bind(table_id.to_string())
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?
+            .as_ref()
+            .map(object_from_row)
+            .transpose()
+    }
+
+    /// Removes the object at `key` and returns it (`None` if there was none).
+    pub async fn delete_object(&self, table_id: Uuid, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
+        let mut tx = self.begin_write().await?;
+        let deleted = sqlx::query(concat!(
+            "DELETE FROM objects WHERE table_id = $1 AND key = $2 RETURNING ",
+            object_columns!()
+        ))
+        .bind(table_id.to_string())
+        .bind(key)
+        .fetch_optional(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        deleted.as_ref().map(object_from_row).transpose()
+    }
+
+    /// Up to `limit` objects of the table with keys in `range`, in byte order of their keys.
+    pub async fn list_objects(
+        &self,
+        table_id: Uuid,
+        range: KeyRange<'_>,
+        limit: u32,
+    ) -> Result<Vec<ObjectRecord>, StoreError> {
+        let (after, at_or_after) = match range.start {
+            None => (None, None),
+            Some(KeyStart::After(key)) => (Some(key), None),
+            Some(KeyStart::AtOrAfter(key)) => (None, Some(key)),
+        };
+        sqlx::query(concat!(
+            "SELECT ",
+            object_columns!(),
+            " FROM objects WHERE table_id = $1 \
+               AND ($2 IS NULL OR key > $2) AND ($3 IS NULL OR key >= $3) AND ($4 IS NULL OR key < $4) \
+             ORDER BY key LIMIT $5"
+        ))
+        .bind(table_id.to_string())
+        .bind(after)
+        .bind(at_or_after)
+        .bind(range.end)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(object_from_row)
+        .collect()
+    }
+}
+
+/// `u64` sizes as the databases' signed 64-bit integers.
+pub(super) fn to_i64(n: u64) -> Result<i64, StoreError> {
+    i64::try_from(n).map_err(|_| StoreError::Corrupt(format!("size {n} out of range")))
+}
+
+/// A stored non-negative integer column as `u64`.
+pub(super) fn size(row: &AnyRow, column: &str) -> Result<u64, StoreError> {
+    let n: i64 = row.try_get(column)?;
+    u64::try_from(n).map_err(|_| StoreError::Corrupt(format!("{column} {n} is negative")))
+}
+
+pub(super) fn map_json(map: &BTreeMap<String, String>) -> Result<String, StoreError> {
+    serde_json::to_string(map).map_err(|e| StoreError::Corrupt(format!("metadata: {e}")))
+}
+
+pub(super) fn map_from_json(text: &str) -> Result<BTreeMap<String, String>, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("metadata {text:?}: {e}")))
+}
+
+fn blobs_json(blobs: &[BlobSegment]) -> Result<String, StoreError> {
+    serde_json::to_string(blobs).map_err(|e| StoreError::Corrupt(format!("blob list: {e}")))
+}
+
+fn blobs_from_json(text: &str) -> Result<Vec<BlobSegment>, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("blob list {text:?}: {e}")))
+}
+
+fn object_from_row(row: &AnyRow) -> Result<ObjectRecord, StoreError> {
+    let algorithm: Option<String> = row.try_get("checksum_algorithm")?;
+    let value: Option<String> = row.try_get("checksum_value")?;
+    let kind: Option<String> = row.try_get("checksum_type")?;
+    let checksum = match (algorithm, value) {
+        (Some(algorithm), Some(value)) => {
+            Some(StoredChecksum { algorithm, value, kind: kind.unwrap_or_else(|| "FULL_OBJECT".to_owned()) })
+        }
+        _ => None,
+    };
+    let parts_count: Option<i64> = row.try_get("parts_count")?;
+    Ok(ObjectRecord {
+        table_id: codec::uuid(row, "table_id")?,
+        key: codec::text(row, "key")?,
+        size: size(row, "size")?,
+        etag: codec::text(row, "etag")?,
+        content_type: row.try_get("content_type")?,
+        headers: map_from_json(&codec::text(row, "headers")?)?,
+        user_metadata: map_from_json(&codec::text(row, "user_metadata")?)?,
+        checksum,
+        parts_count: parts_count
+            .map(|n| u32::try_from(n).map_err(|_| StoreError::Corrupt(format!("parts_count {n}"))))
+            .transpose()?,
+        blobs: blobs_from_json(&codec::text(row, "blobs")?)?,
+        created_at: codec::time(row, "created_at_ms")?,
+        modified_at: codec::time(row, "modified_at_ms")?,
+    })
+}
