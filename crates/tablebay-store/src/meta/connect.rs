@@ -24,9 +24,14 @@ const MAX_CONNECTIONS: u32 = 10;
 /// The migrations of each backend, in order: (version, description, SQL). The files are embedded at compile
 /// time; versions and descriptions follow sqlx's `<version>_<description>.sql` naming, so the recorded
 /// checksums are the ones `sqlx::migrate!` would compute. A new migration is a new file plus a line here.
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[(1, "init", include_str!("../../migrations/sqlite/0001_init.sql"))];
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "init", include_str!("../../migrations/postgres/0001_init.sql"))];
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
+    (3, "iceberg", include_str!("../../migrations/sqlite/0003_iceberg.sql")),
+];
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "init", include_str!("../../migrations/postgres/0001_init.sql")),
+    (3, "iceberg", include_str!("../../migrations/postgres/0003_iceberg.sql")),
+];
 
 /// Opens the store at `url`, see [`MetaStore::connect`].
 pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {

@@ -9,13 +9,17 @@ mod attributes;
 mod buckets;
 mod codec;
 mod connect;
+mod idempotency;
 mod namespaces;
 mod tables;
+mod views;
 
 pub use attributes::AttributeKey;
 pub use buckets::BucketRecord;
 pub use namespaces::NamespaceRecord;
+pub use idempotency::IdempotencyRecord;
 pub use tables::{PointerSwap, TableRecord};
+pub use views::ViewRecord;
 
 use crate::StoreError;
 
