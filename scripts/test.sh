@@ -5,8 +5,11 @@
 #   scripts/test.sh STAGE...      only these (e.g. `scripts/test.sh python-env python-clients`)
 #   scripts/test.sh --list        the stages
 #
-# Stages: postgres (scripts/postgres.sh start → TABLEBAY_TEST_POSTGRES_URL), cargo-build, cargo-test,
-# python-env (scripts/python-env.sh), python-clients (pytest clients/python against the built binary).
+# Stages: postgres (scripts/postgres.sh start → TABLEBAY_TEST_POSTGRES_URL), cargo-build, cargo-test (includes
+# iceberg-rust's RestCatalog in crates/tablebay/tests/it/iceberg_clients_rust.rs), python-env
+# (scripts/python-env.sh), python-clients (pytest clients/python against the built binary: boto3, the AWS CLI,
+# PyIceberg, DuckDB), rck (Iceberg's REST Compatibility Kit, scripts/rck.sh; every failure must be listed
+# with its reason in clients/jvm-rck/expected-failures.txt).
 # A stage whose prerequisite failed is skipped. To add one: write `stage_NAME`, add it to STAGES.
 #
 # Environment: CARGO_TARGET_DIR (default $HOME/.cache/tablebay-target); TABLEBAY_TEST_POSTGRES_URL (if set,
@@ -25,6 +28,7 @@ STAGES=(
     "cargo-test|stage_cargo_test|cargo-build"
     "python-env|stage_python_env|"
     "python-clients|stage_python_clients|cargo-build python-env"
+    "rck|stage_rck|cargo-build python-env"
 )
 
 # Stages run in subshells (so `set -e` holds inside them); one that must hand a variable to later stages
@@ -76,6 +80,12 @@ stage_python_clients() {
     echo "pytest clients/python with TABLEBAY_BIN=$TABLEBAY_BIN"
     # shellcheck disable=SC2086 # PYTEST_ARGS is a list of words on purpose
     "$venv/bin/python" -m pytest clients/python -q ${PYTEST_ARGS:-}
+}
+
+stage_rck() {
+    export TABLEBAY_BIN="${TABLEBAY_BIN:-$CARGO_TARGET_DIR/debug/tablebay}"
+    # Bounded: the JVM is killed after 540 s (the whole kit takes a few minutes on 2 cores).
+    scripts/rck.sh --timeout 540 --expected-failures clients/jvm-rck/expected-failures.txt
 }
 
 declare -A RESULT=() SECONDS_TAKEN=() REASON=()
