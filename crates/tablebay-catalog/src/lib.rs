@@ -8,12 +8,17 @@
 mod arn;
 mod bucket;
 mod catalog;
+mod commit;
 mod encryption;
 mod error;
+mod iceberg_tables;
+mod idempotency;
 mod maintenance;
 mod metadata;
+mod metadata_cache;
 mod names;
 mod namespace;
+mod namespace_properties;
 mod objects;
 mod pagination;
 mod policy;
@@ -21,15 +26,21 @@ mod settings;
 mod storage_class;
 mod table;
 mod tagging;
+mod views;
 
 pub use arn::{AccountId, ArnFlavor, BucketArn, ResourceArn, TableArn};
 pub use bucket::{NewBucket, TableBucket};
 pub use catalog::{Catalog, CatalogConfig};
+pub use commit::{CommitError, TableChange};
 pub use error::CatalogError;
+pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
+pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedReply};
 pub use maintenance::TableMaintenanceUpdate;
 pub use metadata::TableDefinition;
+pub use metadata_cache::{LoadedMetadata, SnapshotRefInfo};
 pub use names::{BucketName, NamespaceName, TableName};
 pub use namespace::Namespace;
+pub use namespace_properties::PropertiesUpdate;
 pub use objects::{TableLocation, warehouse_location};
 pub use pagination::{ContinuationToken, Page, PageRequest};
 pub use settings::{
@@ -38,3 +49,11 @@ pub use settings::{
     TableMaintenance, Tags, UnreferencedFileRemovalSettings,
 };
 pub use table::{NewTable, Table, TableRef};
+pub use views::{IcebergView, ViewChange, ViewDefinition, ViewRequirement};
+
+/// The Iceberg spec types the catalog's commit API takes (iceberg-rust), re-exported so that surfaces parse
+/// requests into exactly these types without depending on the crate themselves.
+pub mod spec {
+    pub use iceberg::spec::{Schema, TableMetadata, ViewMetadata, ViewVersion};
+    pub use iceberg::{TableRequirement, TableUpdate, ViewUpdate};
+}

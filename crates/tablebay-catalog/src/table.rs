@@ -95,7 +95,7 @@ fn listing_key(table: &Table) -> String {
 }
 
 impl Catalog {
-    fn table_from_record(bucket: &TableBucket, record: TableRecord) -> Result<Table, CatalogError> {
+    pub(crate) fn table_from_record(bucket: &TableBucket, record: TableRecord) -> Result<Table, CatalogError> {
         Ok(Table {
             id: record.id,
             arn: TableArn { bucket: bucket.arn.clone(), table_id: record.id },
