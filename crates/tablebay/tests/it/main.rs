@@ -2,4 +2,5 @@
 //! and drives it over HTTP with SigV4-signed requests (the client-side signer of `tablebay-auth`).
 
 mod control_plane;
+mod iceberg_clients_rust;
 mod server;
