@@ -317,9 +317,17 @@ def test_stage_create_then_commit_with_assert_create(catalog, ns):
     assert TABLE_LOCATION_RE.match(loaded.location()), loaded.location()
     assert loaded.metadata_location == table.metadata_location
 
-    tx2 = catalog.create_table_transaction((ns, "staged"), SCHEMA)
+    # Staging a name that exists is refused at once, as the Java reference does (`stageTableCreate`).
+    with pytest.raises(TableAlreadyExistsError):
+        catalog.create_table_transaction((ns, "staged"), SCHEMA)
+
+    # Two stages of one name race: the first commit wins, the second `assert-create` fails.
+    first = catalog.create_table_transaction((ns, "raced"), SCHEMA)
+    second = catalog.create_table_transaction((ns, "raced"), SCHEMA)
+    first.commit_transaction()
     with pytest.raises((TableAlreadyExistsError, CommitFailedException)):
-        tx2.commit_transaction()
+        second.commit_transaction()
+    assert catalog.load_table((ns, "raced")).metadata.table_uuid == first.table_metadata.table_uuid
 
 
 def test_partitioned_table_with_day_transform(catalog, ns):
