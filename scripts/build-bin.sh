@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/tablebay-target}"
 cargo build -p tablebay "$@" >&2
-out="$HOME/.cache/tablebay-bin-s3"
+out="$HOME/.cache/tablebay-bin/$(basename "$PWD")"
 mkdir -p "$out"
 cp "$CARGO_TARGET_DIR/debug/tablebay" "$out/tablebay.tmp" && mv "$out/tablebay.tmp" "$out/tablebay"
 echo "$out/tablebay"

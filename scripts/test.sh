@@ -5,11 +5,14 @@
 #   scripts/test.sh STAGE...      only these (e.g. `scripts/test.sh python-env python-clients`)
 #   scripts/test.sh --list        the stages
 #
-# Stages: postgres (scripts/postgres.sh start → TABLEBAY_TEST_POSTGRES_URL), cargo-build, cargo-test,
-# python-env (scripts/python-env.sh), python-clients (pytest clients/python against the built binary, but
-# the S3 data-plane files), python-s3 (clients/python/test_s3_*.py: boto3, raw SigV4, pyarrow, aws s3 on the
-# local and the remote backend), s3-crash (kill -9 during large uploads), jvm-build (scripts/jvm-build.sh:
-# clients/jvm with Maven), jvm-s3 (the AWS SDK for Java v2 check, through pytest).
+# Stages: postgres (scripts/postgres.sh start → TABLEBAY_TEST_POSTGRES_URL), cargo-build, cargo-test (includes
+# iceberg-rust's RestCatalog in crates/tablebay/tests/it/iceberg_clients_rust.rs), python-env
+# (scripts/python-env.sh), python-clients (pytest clients/python against the built binary: boto3, the AWS CLI,
+# PyIceberg, DuckDB — all but the S3 data-plane files), python-s3 (clients/python/test_s3_*.py: boto3, raw
+# SigV4, pyarrow, aws s3 on the local and the remote backend), s3-crash (kill -9 during large uploads),
+# jvm-build (scripts/jvm-build.sh: clients/jvm with Maven), jvm-s3 (the AWS SDK for Java v2 check, through
+# pytest), rck (Iceberg's REST Compatibility Kit, scripts/rck.sh; every failure must be listed with its reason
+# in clients/jvm-rck/expected-failures.txt).
 # A stage whose prerequisite failed is skipped. To add one: write `stage_NAME`, add it to STAGES.
 #
 # Environment: CARGO_TARGET_DIR (default $HOME/.cache/tablebay-target); TABLEBAY_TEST_POSTGRES_URL (if set,
@@ -33,6 +36,7 @@ STAGES=(
     "s3-crash|stage_s3_crash|cargo-build python-env"
     "jvm-build|stage_jvm_build|"
     "jvm-s3|stage_jvm_s3|cargo-build python-env jvm-build"
+    "rck|stage_rck|cargo-build python-env"
 )
 
 # Stages run in subshells (so `set -e` holds inside them); one that must hand a variable to later stages
@@ -111,6 +115,12 @@ stage_jvm_build() {
 
 stage_jvm_s3() {
     run_pytest clients/python/test_s3_jvm.py
+}
+
+stage_rck() {
+    export TABLEBAY_BIN="${TABLEBAY_BIN:-$CARGO_TARGET_DIR/debug/tablebay}"
+    # Bounded: the JVM is killed after 540 s (the whole kit takes a few minutes on 2 cores).
+    scripts/rck.sh --timeout 540 --expected-failures clients/jvm-rck/expected-failures.txt
 }
 
 declare -A RESULT=() SECONDS_TAKEN=() REASON=()

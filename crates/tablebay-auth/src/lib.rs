@@ -5,12 +5,15 @@
 //! [`SignedRequest::access_key_id`] in its key store, then calls [`SigV4Verifier::verify`] with the raw
 //! body. Which real-client quirks are accepted is documented on `verify` and in
 //! `reference/iceberg-rest.md` §5 (traps 17–19). [`signer`] is the matching client-side signer for tests.
+//! [`BearerTokens`] issues and checks the short-lived bearer tokens of the Iceberg REST OAuth2 endpoint.
 #![warn(missing_docs)]
 
+mod bearer;
 mod error;
 mod principal;
 mod sigv4;
 
+pub use bearer::{BearerTokens, IssuedToken};
 pub use error::AuthError;
 pub use principal::{Principal, PrincipalKind};
 pub use sigv4::signer;

@@ -10,6 +10,7 @@ use tablebay_store::meta::AttributeKey;
 use tablebay_store::{BlobStore, MetaStore};
 use uuid::Uuid;
 
+use crate::metadata_cache::MetadataCache;
 use crate::objects::TableLocation;
 use crate::{ArnFlavor, CatalogError, ObjectAttributes, ObjectBody, ObjectKey, PutOptions};
 
@@ -28,12 +29,13 @@ pub struct Catalog {
     pub(crate) meta: MetaStore,
     pub(crate) blobs: BlobStore,
     pub(crate) config: Arc<CatalogConfig>,
+    pub(crate) metadata_cache: MetadataCache,
 }
 
 impl Catalog {
     /// A catalog over the given stores.
     pub fn new(meta: MetaStore, blobs: BlobStore, config: CatalogConfig) -> Self {
-        Self { meta, blobs, config: Arc::new(config) }
+        Self { meta, blobs, config: Arc::new(config), metadata_cache: MetadataCache::new() }
     }
 
     /// The deployment configuration.

@@ -9,14 +9,19 @@ mod arn;
 mod bucket;
 mod catalog;
 mod checksum;
+mod commit;
 mod encryption;
 mod error;
-mod maintenance;
+mod iceberg_tables;
+mod idempotency;
 mod listing;
+mod maintenance;
 mod metadata;
+mod metadata_cache;
 mod multipart;
 mod names;
 mod namespace;
+mod namespace_properties;
 mod object_error;
 mod object_io;
 mod objects;
@@ -27,13 +32,18 @@ mod settings;
 mod storage_class;
 mod table;
 mod tagging;
+mod views;
 
 pub use arn::{AccountId, ArnFlavor, BucketArn, ResourceArn, TableArn};
 pub use bucket::{NewBucket, TableBucket};
 pub use catalog::{Catalog, CatalogConfig};
+pub use commit::{CommitError, TableChange};
 pub use error::CatalogError;
+pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
+pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedReply};
 pub use maintenance::TableMaintenanceUpdate;
 pub use metadata::TableDefinition;
+pub use metadata_cache::{LoadedMetadata, SnapshotRefInfo};
 pub use names::{BucketName, NamespaceName, TableName};
 pub use namespace::Namespace;
 pub use checksum::{Checksum, ChecksumAlgorithm, ChecksumType};
@@ -49,6 +59,7 @@ pub use object_io::{
 };
 pub use objects::{MAX_KEY_BYTES, ObjectKey, TableLocation, warehouse_location};
 pub use reads::{ByteRange, EtagCondition, Preconditions, ReadRequest};
+pub use namespace_properties::PropertiesUpdate;
 pub use pagination::{ContinuationToken, Page, PageRequest};
 pub use settings::{
     BucketMaintenance, CompactionSettings, JobConfig, CompactionStrategy, Encryption, JobState, JobStatus, MaintenanceJobType,
@@ -56,3 +67,11 @@ pub use settings::{
     TableMaintenance, Tags, UnreferencedFileRemovalSettings,
 };
 pub use table::{NewTable, Table, TableRef};
+pub use views::{IcebergView, ViewChange, ViewDefinition, ViewRequirement};
+
+/// The Iceberg spec types the catalog's commit API takes (iceberg-rust), re-exported so that surfaces parse
+/// requests into exactly these types without depending on the crate themselves.
+pub mod spec {
+    pub use iceberg::spec::{Schema, TableMetadata, ViewMetadata, ViewVersion};
+    pub use iceberg::{TableRequirement, TableUpdate, ViewUpdate};
+}

@@ -95,7 +95,7 @@ fn listing_key(table: &Table) -> String {
 }
 
 impl Catalog {
-    fn table_from_record(bucket: &TableBucket, record: TableRecord) -> Result<Table, CatalogError> {
+    pub(crate) fn table_from_record(bucket: &TableBucket, record: TableRecord) -> Result<Table, CatalogError> {
         Ok(Table {
             id: record.id,
             arn: TableArn { bucket: bucket.arn.clone(), table_id: record.id },
@@ -232,7 +232,8 @@ impl Catalog {
         Ok(Page::from_overfetch(tables, page.limit, listing_key))
     }
 
-    /// Deletes a table (its files are left to unreferenced-file removal); with a version token, only if current.
+    /// Deletes a table and, in the background, its files (S3 Tables' DeleteTable removes the data too); with a
+    /// version token, only if current.
     pub async fn delete_table(&self, table: &TableRef, version_token: Option<&str>) -> Result<Table, CatalogError> {
         let current = self.table(table).await?;
         let record = self.meta.delete_table(current.id, version_token).await.map_err(|e| match e {
@@ -240,6 +241,7 @@ impl Catalog {
             StoreError::NotFound => not_found(),
             other => other.into(),
         })?;
+        self.spawn_purge(record.id);
         Self::table_from_record(&current.bucket, record)
     }
 

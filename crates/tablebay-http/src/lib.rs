@@ -1,7 +1,7 @@
 //! Tablebay's HTTP surfaces.
 //!
 //! The tables listener serves the S3 Tables control plane at `/`, health at `/health` and Prometheus metrics at
-//! `/metrics` (later the Iceberg REST catalog at `/iceberg`, admin at `/admin` and STS at `/sts`); the S3
+//! `/metrics`, the Iceberg REST catalog at `/iceberg` (later admin at `/admin` and STS at `/sts`); the S3
 //! listener serves the data plane. Handlers are thin: parse, authenticate, make one service call, map the result
 //! to the surface's wire format. No storage or SQL is reachable from here (this crate does not depend on the
 //! store).
@@ -9,6 +9,7 @@
 
 mod authn;
 mod control_plane;
+mod iceberg;
 mod observe;
 mod s3;
 mod state;
@@ -16,9 +17,10 @@ mod state;
 use axum::Router;
 use axum::extract::State;
 use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::routing::{any, get};
 use http::{HeaderValue, StatusCode, header};
 
+pub use iceberg::IcebergSettings;
 pub use observe::Metrics;
 pub use state::{AppState, Identities, Secret};
 
@@ -27,6 +29,7 @@ pub fn tables_router(state: AppState) -> Router {
     Router::new()
         .route("/health", get(health))
         .route("/metrics", get(metrics))
+        .route("/iceberg/{*path}", any(iceberg::handle))
         .fallback(control_plane::handle)
         .with_state(state)
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tablebay_auth::{Principal, PrincipalKind, SigV4Verifier};
 use tablebay_catalog::{AccountId, ArnFlavor, Catalog};
 
+use crate::iceberg::IcebergSettings;
 use crate::observe::Metrics;
 
 /// A secret access key; its `Debug` never shows it.
@@ -75,17 +76,30 @@ pub struct AppState {
     pub tables_verifier: Arc<SigV4Verifier>,
     /// Request metrics.
     pub metrics: Arc<Metrics>,
+    /// The Iceberg REST catalog's settings (data-plane URL, bearer tokens).
+    pub iceberg: Arc<IcebergSettings>,
 }
 
 impl AppState {
     /// Assembles the state for the configured region.
     pub fn new(catalog: Catalog, identities: Identities) -> Self {
         let region = catalog.config().region.clone();
+        let iceberg = IcebergSettings::new(identities.root_secret.expose(), "http://127.0.0.1:9000".to_string());
         Self {
             catalog,
             identities: Arc::new(identities),
             tables_verifier: Arc::new(SigV4Verifier::new(region, &["s3tables", "osstables"])),
             metrics: Arc::new(Metrics::default()),
+            iceberg: Arc::new(iceberg),
         }
+    }
+
+    /// The same state with the S3 data plane's public URL (`s3.endpoint` handed to Iceberg clients).
+    #[must_use]
+    pub fn with_s3_public_url(mut self, url: impl Into<String>) -> Self {
+        let mut iceberg = (*self.iceberg).clone();
+        iceberg.s3_public_url = url.into();
+        self.iceberg = Arc::new(iceberg);
+        self
     }
 }

@@ -115,6 +115,27 @@ impl BlobStore {
         }
     }
 
+    /// Deletes every blob whose key lies under the folder `prefix` (segment-wise: `tables/a` covers `tables/a/x`,
+    /// not `tables/ab`); returns how many were deleted. A missing folder is not an error. Used to purge a dropped
+    /// table's storage (`tables/<table-id>/`).
+    pub async fn delete_prefix(&self, prefix: &str) -> Result<u64, StoreError> {
+        let folder = self.path(prefix.trim_end_matches('/'));
+        if folder.parts().count() <= self.prefix.parts().count() {
+            return Err(StoreError::Config(format!("refusing to delete the whole blob store (prefix {prefix:?})")));
+        }
+        let listed = self.inner.list(Some(&folder)).map(|meta| meta.map(|m| m.location)).boxed();
+        let mut deleted = self.inner.delete_stream(listed);
+        let mut count = 0;
+        while let Some(result) = deleted.next().await {
+            match result {
+                Ok(_) => count += 1,
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(StoreError::Blob(e)),
+            }
+        }
+        Ok(count)
+    }
+
     /// Deletes the blob at `key`; deleting a missing blob is not an error.
     pub async fn delete(&self, key: &str) -> Result<(), StoreError> {
         match self.inner.delete(&self.path(key)).await {

@@ -28,6 +28,9 @@ pub struct ServeArgs {
     /// Address of the S3 listener (data plane).
     #[arg(long, env = "TABLEBAY_S3_ADDR")]
     s3_addr: Option<String>,
+    /// The S3 listener's URL as clients reach it (Iceberg `s3.endpoint`), e.g. behind a proxy.
+    #[arg(long, env = "TABLEBAY_S3_PUBLIC_URL")]
+    s3_public_url: Option<String>,
     /// The region this instance serves (ARNs, SigV4 scope).
     #[arg(long, env = "TABLEBAY_REGION")]
     region: Option<String>,
@@ -80,6 +83,7 @@ struct FileConfig {
     data_dir: Option<PathBuf>,
     tables_addr: Option<String>,
     s3_addr: Option<String>,
+    s3_public_url: Option<String>,
     region: Option<String>,
     account_id: Option<String>,
     arn_flavor: Option<String>,
@@ -118,6 +122,8 @@ pub struct RootCredentials {
 pub struct Config {
     pub tables_addr: SocketAddr,
     pub s3_addr: SocketAddr,
+    /// The data plane's URL for clients; derived from the bound S3 address when absent.
+    pub s3_public_url: Option<String>,
     pub region: String,
     pub account_id: AccountId,
     pub arn_flavor: ArnFlavor,
@@ -208,7 +214,14 @@ impl Config {
             bail!("invalid multipart expiry {expiry_hours} hours (0 to {MAX_MULTIPART_EXPIRY_HOURS}; 0 disables expiry)");
         }
         let multipart_expiry = (expiry_hours > 0.0).then(|| Duration::from_secs_f64(expiry_hours * 3600.0));
+        let s3_public_url = args.s3_public_url.or(file.s3_public_url);
+        if let Some(url) = &s3_public_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                bail!("invalid S3 public URL '{url}' (expected http://… or https://…)");
+            }
+        }
         Ok(Self {
+            s3_public_url: s3_public_url.map(|u| u.trim_end_matches('/').to_string()),
             tables_addr: addr(args.tables_addr.or(file.tables_addr), DEFAULT_TABLES_ADDR, "tables")?,
             s3_addr: addr(args.s3_addr.or(file.s3_addr), DEFAULT_S3_ADDR, "s3")?,
             region,

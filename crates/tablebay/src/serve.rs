@@ -48,6 +48,14 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         println!("  access key id:     {}", config.root.access_key_id);
         println!("  secret access key: {}", config.root.secret.expose());
     }
+    let s3_bound = s3.local_addr()?;
+    let s3_public_url = match &config.s3_public_url {
+        Some(url) => url.clone(),
+        // A wildcard bind is reachable on loopback at least; deployments behind a proxy set --s3-public-url.
+        None if s3_bound.ip().is_unspecified() => format!("http://127.0.0.1:{}", s3_bound.port()),
+        None => format!("http://{s3_bound}"),
+    };
+    let state = state.with_s3_public_url(s3_public_url);
     println!("tablebay tables listener ready at http://{}", tables.local_addr()?);
     println!("tablebay s3 listener ready at http://{}", s3.local_addr()?);
 

@@ -10,16 +10,20 @@ mod buckets;
 mod codec;
 mod connect;
 mod multipart;
+mod idempotency;
 mod namespaces;
 mod objects;
 mod tables;
+mod views;
 
 pub use attributes::AttributeKey;
 pub use buckets::BucketRecord;
 pub use multipart::{CompletedUpload, PartRecord, UploadRecord};
 pub use namespaces::NamespaceRecord;
 pub use objects::{BlobSegment, KeyRange, KeyStart, ObjectRecord, StoredChecksum, WriteCondition};
+pub use idempotency::IdempotencyRecord;
 pub use tables::{PointerSwap, TableRecord};
+pub use views::ViewRecord;
 
 use crate::StoreError;
 

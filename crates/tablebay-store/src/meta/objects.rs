@@ -233,6 +233,21 @@ impl MetaStore {
         deleted.as_ref().map(object_from_row).transpose()
     }
 
+    /// Removes every object row and multipart upload of a table (dropped or purged), in one transaction;
+    /// returns how many objects there were. The blobs are the caller's to delete afterwards.
+    pub async fn delete_table_objects(&self, table_id: Uuid) -> Result<u64, StoreError> {
+        let mut tx = self.begin_write().await?;
+        sqlx::query("DELETE FROM multipart_parts WHERE upload_id IN (SELECT upload_id FROM multipart_uploads WHERE table_id = $1)")
+            .bind(table_id.to_string())
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM multipart_uploads WHERE table_id = $1").bind(table_id.to_string()).execute(&mut *tx).await?;
+        let objects =
+            sqlx::query("DELETE FROM objects WHERE table_id = $1").bind(table_id.to_string()).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(objects.rows_affected())
+    }
+
     /// Up to `limit` objects of the table with keys in `range`, in byte order of their keys.
     pub async fn list_objects(
         &self,

@@ -5,4 +5,5 @@
 
 mod control_plane;
 mod s3;
+mod iceberg_clients_rust;
 mod server;

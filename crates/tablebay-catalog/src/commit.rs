@@ -1,0 +1,501 @@
+//! Iceberg commits: check a commit's requirements against the table's current metadata, apply its updates with
+//! iceberg-rust's `TableMetadataBuilder`, write the new metadata file, then compare-and-swap the table row's
+//! pointer — the same swap `UpdateTableMetadataLocation` makes, so the control plane sees every commit.
+//!
+//! The model is Lakekeeper's commit path (`reference/iceberg-rest.md` §3): bytes first, then one transaction
+//! that swaps every pointer of the commit. Conflicts are decided by requirements only (trap 15): when the swap
+//! loses a race, the server reloads, re-checks the requirements and re-applies the updates on the new
+//! metadata, and answers 409 only when a requirement fails (or the table keeps moving). A 5xx means the outcome
+//! is unknown (trap 16), so it is used only when the swap itself failed in an unknown way; a failure before
+//! anything was published is [`CommitError::Unavailable`].
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::Utc;
+use iceberg::spec::{FormatVersion, SortOrder, TableMetadata, TableMetadataBuildResult, TableMetadataBuilder, UnboundPartitionSpec};
+use iceberg::{TableRequirement, TableUpdate};
+use std::sync::Arc;
+use tablebay_store::StoreError;
+use tablebay_store::meta::PointerSwap;
+use uuid::Uuid;
+
+use crate::catalog::new_version_token;
+use crate::iceberg_tables::IcebergTable;
+use crate::metadata::metadata_file_location;
+use crate::metadata_cache::{LoadedMetadata, SnapshotRefInfo};
+use crate::objects::{TableLocation, warehouse_location};
+use crate::{AccountId, Catalog, CatalogError, Namespace, Table, TableName};
+
+/// How many times a commit is rebased onto a table that moved before the server gives up with a 409.
+const MAX_ATTEMPTS: u32 = 12;
+
+/// Table property: delete metadata files trimmed from the metadata log (Java `TableProperties`).
+const DELETE_AFTER_COMMIT: &str = "write.metadata.delete-after-commit.enabled";
+
+/// The requirements and updates of one table in a commit.
+#[derive(Clone, Debug, Default)]
+pub struct TableChange {
+    /// What must hold of the current metadata.
+    pub requirements: Vec<TableRequirement>,
+    /// What to change, in order.
+    pub updates: Vec<TableUpdate>,
+}
+
+/// Why a commit did not apply.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// The commit is malformed or an update does not apply (400); nothing changed.
+    #[error("{0}")]
+    Invalid(String),
+    /// The table does not exist (404); nothing changed.
+    #[error("{0}")]
+    NotFound(String),
+    /// `assert-create` of a table that exists (409 AlreadyExists); nothing changed.
+    #[error("{0}")]
+    AlreadyExists(String),
+    /// A requirement does not hold, or the table kept changing: refresh and retry (409 CommitFailed).
+    #[error("{0}")]
+    Conflict(String),
+    /// Nothing was published, but the work could not be done now (503: retry later).
+    #[error("{0}")]
+    Unavailable(String),
+    /// The pointer swap failed in a way that leaves its outcome unknown (500: CommitStateUnknown).
+    #[error("{0}")]
+    StateUnknown(String),
+}
+
+impl From<CatalogError> for CommitError {
+    /// A catalog error raised while preparing a commit (before anything was published).
+    fn from(e: CatalogError) -> Self {
+        match e {
+            CatalogError::Invalid(m) => Self::Invalid(m),
+            CatalogError::NotFound(m) => Self::NotFound(m),
+            CatalogError::AlreadyExists(m) => Self::AlreadyExists(m),
+            CatalogError::Conflict(m) | CatalogError::Denied(m) => Self::Conflict(m),
+            CatalogError::Internal(m) => Self::Unavailable(m),
+            CatalogError::Store(e) => Self::Unavailable(format!("{e}: {:?}", std::error::Error::source(&e))),
+        }
+    }
+}
+
+/// Checks one requirement against the current metadata, failing with Java's message
+/// (`UpdateRequirement.java`; the REST compatibility kit compares them).
+pub(crate) fn check_requirement(
+    requirement: &TableRequirement,
+    metadata: &TableMetadata,
+    refs: &std::collections::HashMap<String, SnapshotRefInfo>,
+) -> Result<(), String> {
+    use TableRequirement as R;
+    let changed = |what: &str, expected: String, found: String| {
+        Err(format!("Requirement failed: {what} changed: expected id {expected} != {found}"))
+    };
+    match requirement {
+        R::NotExist => Err("Requirement failed: table already exists".to_string()),
+        R::UuidMatch { uuid } => {
+            if metadata.uuid() == *uuid {
+                Ok(())
+            } else {
+                Err(format!("Requirement failed: UUID does not match: expected {} != {uuid}", metadata.uuid()))
+            }
+        }
+        R::RefSnapshotIdMatch { r#ref, snapshot_id } => match (refs.get(r#ref), snapshot_id) {
+            (Some(found), None) => {
+                Err(format!("Requirement failed: {} {} was created concurrently", ref_kind(found), r#ref))
+            }
+            (Some(found), Some(expected)) if found.snapshot_id != *expected => Err(format!(
+                "Requirement failed: {} {} has changed: expected id {expected} != {}",
+                ref_kind(found),
+                r#ref,
+                found.snapshot_id
+            )),
+            (None, Some(expected)) => {
+                Err(format!("Requirement failed: branch or tag {} is missing, expected {expected}", r#ref))
+            }
+            _ => Ok(()),
+        },
+        R::LastAssignedFieldIdMatch { last_assigned_field_id } if metadata.last_column_id() != *last_assigned_field_id => {
+            changed("last assigned field id", last_assigned_field_id.to_string(), metadata.last_column_id().to_string())
+        }
+        R::CurrentSchemaIdMatch { current_schema_id } if metadata.current_schema_id() != *current_schema_id => {
+            changed("current schema", current_schema_id.to_string(), metadata.current_schema_id().to_string())
+        }
+        R::LastAssignedPartitionIdMatch { last_assigned_partition_id }
+            if metadata.last_partition_id() != *last_assigned_partition_id =>
+        {
+            changed(
+                "last assigned partition id",
+                last_assigned_partition_id.to_string(),
+                metadata.last_partition_id().to_string(),
+            )
+        }
+        R::DefaultSpecIdMatch { default_spec_id } if metadata.default_partition_spec_id() != *default_spec_id => {
+            changed("default partition spec", default_spec_id.to_string(), metadata.default_partition_spec_id().to_string())
+        }
+        R::DefaultSortOrderIdMatch { default_sort_order_id }
+            if metadata.default_sort_order_id() != *default_sort_order_id =>
+        {
+            changed("default sort order", default_sort_order_id.to_string(), metadata.default_sort_order_id().to_string())
+        }
+        R::LastAssignedFieldIdMatch { .. }
+        | R::CurrentSchemaIdMatch { .. }
+        | R::LastAssignedPartitionIdMatch { .. }
+        | R::DefaultSpecIdMatch { .. }
+        | R::DefaultSortOrderIdMatch { .. } => Ok(()),
+    }
+}
+
+fn ref_kind(found: &SnapshotRefInfo) -> &'static str {
+    if found.is_branch { "branch" } else { "tag" }
+}
+
+fn invalid(e: iceberg::Error) -> CommitError {
+    CommitError::Invalid(e.message().to_string())
+}
+
+/// Applies updates to the current metadata of an existing table. The UUID and the location are fixed: a table
+/// lives in its own storage for its whole life.
+pub(crate) fn apply_updates(
+    current: &TableMetadata,
+    current_location: &str,
+    updates: &[TableUpdate],
+) -> Result<TableMetadataBuildResult, CommitError> {
+    let mut builder = TableMetadataBuilder::new_from_metadata(current.clone(), Some(current_location.to_string()));
+    for update in updates {
+        match update {
+            TableUpdate::AssignUuid { uuid } if *uuid != current.uuid() => {
+                return Err(CommitError::Invalid(format!(
+                    "Cannot reassign uuid: the table's uuid is {}, not {uuid}",
+                    current.uuid()
+                )));
+            }
+            TableUpdate::SetLocation { location }
+                if location.trim_end_matches('/') != current.location().trim_end_matches('/') =>
+            {
+                return Err(CommitError::Invalid(format!(
+                    "Cannot change the location of a table to {location}: every table lives in its own storage ({})",
+                    current.location()
+                )));
+            }
+            _ => {}
+        }
+        builder = update.clone().apply(builder).map_err(invalid)?;
+    }
+    builder.build().map_err(invalid)
+}
+
+/// Builds the first metadata of a staged table from the updates of its `assert-create` commit (Java's
+/// `createChanges`: assign-uuid, upgrade-format-version, add-schema, set-current-schema, add-spec,
+/// set-default-spec, add-sort-order, set-default-sort-order, set-location, set-properties, then any data
+/// updates). The first schema, spec and sort order seed `TableMetadataBuilder::new` (clients send fresh ids,
+/// which it keeps); everything else is applied on top in order.
+pub(crate) fn metadata_from_updates(
+    table_id: Uuid,
+    location: &str,
+    updates: &[TableUpdate],
+) -> Result<TableMetadata, CommitError> {
+    let mut schema = None;
+    let mut spec = None;
+    let mut order = None;
+    let mut format_version = FormatVersion::V2;
+    let mut properties = std::collections::HashMap::new();
+    let mut rest = Vec::new();
+    for update in updates {
+        match update {
+            TableUpdate::AddSchema { schema: s } if schema.is_none() => schema = Some(s.clone()),
+            TableUpdate::SetCurrentSchema { schema_id: -1 } if schema.is_some() && rest.is_empty() => {}
+            TableUpdate::AddSpec { spec: s } if spec.is_none() => spec = Some(s.clone()),
+            TableUpdate::SetDefaultSpec { spec_id: -1 } if spec.is_some() && rest.is_empty() => {}
+            TableUpdate::AddSortOrder { sort_order } if order.is_none() => order = Some(sort_order.clone()),
+            TableUpdate::SetDefaultSortOrder { sort_order_id: -1 } if order.is_some() && rest.is_empty() => {}
+            TableUpdate::UpgradeFormatVersion { format_version: v } if rest.is_empty() => format_version = *v,
+            TableUpdate::SetProperties { updates } if rest.is_empty() => properties.extend(updates.clone()),
+            // The table's location and uuid are the server's: the id of its storage.
+            TableUpdate::SetLocation { .. } | TableUpdate::AssignUuid { .. } => {}
+            other => rest.push(other.clone()),
+        }
+    }
+    let schema = schema.ok_or_else(|| CommitError::Invalid("A create commit needs an add-schema update".into()))?;
+    for reserved in ["format-version", "uuid"] {
+        properties.remove(reserved);
+    }
+    let builder = TableMetadataBuilder::new(
+        schema,
+        spec.unwrap_or_else(|| UnboundPartitionSpec::builder().build()),
+        order.unwrap_or_else(SortOrder::unsorted_order),
+        location.to_string(),
+        format_version,
+        properties,
+    )
+    .map_err(invalid)?
+    .assign_uuid(table_id);
+    let mut metadata = builder.build().map_err(invalid)?.metadata;
+    if !rest.is_empty() {
+        let mut builder = TableMetadataBuilder::new_from_metadata(metadata, None);
+        for update in rest {
+            builder = update.apply(builder).map_err(invalid)?;
+        }
+        metadata = builder.build().map_err(invalid)?.metadata;
+    }
+    Ok(metadata)
+}
+
+/// The version number of a metadata file named `…/NNNNN-<uuid>.metadata.json` (Java's naming).
+fn metadata_version(location: &str) -> Option<u64> {
+    let file = location.rsplit('/').next()?;
+    let (version, _) = file.split_once('-')?;
+    version.parse().ok()
+}
+
+/// One table's part of a commit, prepared: the metadata file written and the swap to make.
+struct Prepared {
+    table: Table,
+    swap: Option<PointerSwap>,
+    new_location: String,
+    loaded: Arc<LoadedMetadata>,
+    file: Option<TableLocation>,
+    expired: Vec<String>,
+}
+
+impl Catalog {
+    /// Commits one table (`POST …/tables/{table}`): returns the table with its new (or, when the updates changed
+    /// nothing, its current) metadata.
+    pub async fn commit_table(
+        &self,
+        table: &Table,
+        change: TableChange,
+        by: &AccountId,
+    ) -> Result<IcebergTable, CommitError> {
+        if change.requirements.iter().any(|r| matches!(r, TableRequirement::NotExist)) {
+            return Err(CommitError::AlreadyExists("Requirement failed: table already exists".into()));
+        }
+        let mut committed = self.commit_tables(vec![(table.clone(), change)], by).await?;
+        committed.pop().ok_or_else(|| CommitError::StateUnknown("the commit produced no table".into()))
+    }
+
+    /// Commits several tables atomically (`POST …/transactions/commit`): every table's requirements are
+    /// checked, every new metadata file is written, then one transaction swaps every pointer — all or none.
+    pub async fn commit_tables(
+        &self,
+        changes: Vec<(Table, TableChange)>,
+        by: &AccountId,
+    ) -> Result<Vec<IcebergTable>, CommitError> {
+        let mut seen = std::collections::HashSet::new();
+        for (table, change) in &changes {
+            if !seen.insert(table.id) {
+                return Err(CommitError::Invalid(format!(
+                    "Table {}.{} appears more than once in the transaction",
+                    table.namespace, table.name
+                )));
+            }
+            if change.requirements.iter().any(|r| matches!(r, TableRequirement::NotExist)) {
+                return Err(CommitError::Invalid(
+                    "assert-create is only valid when committing a staged table create".into(),
+                ));
+            }
+        }
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut prepared = Vec::with_capacity(changes.len());
+            for (table, change) in &changes {
+                match self.prepare(table, change, attempt > 1, by).await {
+                    Ok(p) => prepared.push(p),
+                    Err(e) => {
+                        self.discard(&prepared).await;
+                        return Err(e);
+                    }
+                }
+            }
+            let swaps: Vec<PointerSwap> = prepared.iter().filter_map(|p| p.swap.clone()).collect();
+            match self.meta.swap_table_pointers(&swaps).await {
+                Ok(()) => {
+                    let mut committed = Vec::with_capacity(prepared.len());
+                    for p in prepared {
+                        committed.push(self.finish(p).await);
+                    }
+                    return Ok(committed);
+                }
+                Err(StoreError::Conflict(_)) if attempt < MAX_ATTEMPTS => {
+                    // Someone else moved a table: rebase on their change if the requirements still hold.
+                    self.discard(&prepared).await;
+                    let jitter = u64::from(rand::random::<u8>() % 8);
+                    tokio::time::sleep(Duration::from_millis(u64::from(attempt) + jitter)).await;
+                }
+                Err(StoreError::Conflict(_)) => {
+                    self.discard(&prepared).await;
+                    return Err(CommitError::Conflict(format!(
+                        "The table changed concurrently {MAX_ATTEMPTS} times while committing; retry"
+                    )));
+                }
+                Err(StoreError::NotFound) => {
+                    self.discard(&prepared).await;
+                    return Err(CommitError::NotFound("The table was dropped while committing".into()));
+                }
+                Err(e) => {
+                    // The transaction may or may not have committed: leave the files, which might be live.
+                    return Err(CommitError::StateUnknown(format!(
+                        "the metadata pointer swap failed: {e}: {:?}",
+                        std::error::Error::source(&e)
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Reads the table's current state (fresh from the store on a retry), checks the requirements, applies the
+    /// updates and writes the new metadata file.
+    async fn prepare(
+        &self,
+        table: &Table,
+        change: &TableChange,
+        reload: bool,
+        by: &AccountId,
+    ) -> Result<Prepared, CommitError> {
+        let table = if reload {
+            let record = self
+                .meta
+                .table_by_id(table.id)
+                .await
+                .map_err(CatalogError::from)?
+                .ok_or_else(|| CommitError::NotFound("The table was dropped while committing".into()))?;
+            Self::table_from_record(&table.bucket, record)?
+        } else {
+            table.clone()
+        };
+        let current = self.with_metadata(table).await?;
+        for requirement in &change.requirements {
+            check_requirement(requirement, &current.metadata.metadata, &current.metadata.refs)
+                .map_err(CommitError::Conflict)?;
+        }
+        let result = apply_updates(&current.metadata.metadata, &current.metadata_location, &change.updates)?;
+        if result.changes.is_empty() {
+            return Ok(Prepared {
+                table: current.table,
+                swap: None,
+                new_location: current.metadata_location,
+                loaded: current.metadata,
+                file: None,
+                expired: Vec::new(),
+            });
+        }
+        let version = metadata_version(&current.metadata_location)
+            .unwrap_or(current.metadata.metadata.metadata_log().len() as u64)
+            + 1;
+        let new_location = metadata_file_location(&warehouse_location(current.table.id), version);
+        let file = TableLocation::parse(&new_location)
+            .ok_or_else(|| CommitError::Unavailable(format!("unparsable metadata location {new_location}")))?;
+        let json = Bytes::from(
+            serde_json::to_vec(&result.metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
+        );
+        self.put_table_file(&file, json.clone()).await?;
+        let delete_expired =
+            result.metadata.properties().get(DELETE_AFTER_COMMIT).is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let expired = if delete_expired {
+            result.expired_metadata_logs.iter().map(|log| log.metadata_file.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        let swap = PointerSwap {
+            table_id: current.table.id,
+            expected_version_token: current.table.version_token.clone(),
+            new_version_token: new_version_token(),
+            new_metadata_location: new_location.clone(),
+            modified_at: Utc::now(),
+            modified_by: by.to_string(),
+        };
+        Ok(Prepared {
+            table: current.table,
+            swap: Some(swap),
+            new_location,
+            loaded: Arc::new(LoadedMetadata::new(result.metadata, json)),
+            file: Some(file),
+            expired,
+        })
+    }
+
+    /// Removes the files of a prepared commit that will not be published.
+    async fn discard(&self, prepared: &[Prepared]) {
+        for file in prepared.iter().filter_map(|p| p.file.as_ref()) {
+            self.discard_table_file(file).await;
+        }
+    }
+
+    /// After the swap: cache the new metadata, delete trimmed metadata files if the table asks for it.
+    async fn finish(&self, p: Prepared) -> IcebergTable {
+        let mut table = p.table;
+        if let Some(swap) = p.swap {
+            table.version_token = swap.new_version_token;
+            table.metadata_location = Some(swap.new_metadata_location);
+            table.modified_at = swap.modified_at;
+            table.modified_by = swap.modified_by;
+            self.metadata_cache.insert(p.new_location.clone(), p.loaded.clone()).await;
+        }
+        for old in p.expired {
+            match TableLocation::parse(&old).filter(|f| f.table_id == table.id) {
+                Some(file) => self.discard_table_file(&file).await,
+                None => tracing::debug!(location = %old, "trimmed metadata file is outside the table's storage"),
+            }
+            self.metadata_cache.remove(&old).await;
+        }
+        IcebergTable { table, metadata_location: p.new_location, metadata: p.loaded }
+    }
+
+    /// Commits a staged create (`POST …/tables/{table}` with `assert-create`): builds the first metadata from
+    /// the updates, writes it, and creates the table row. The table gets the id of the staged location when the
+    /// client sends the one stage-create handed out, else a fresh one.
+    pub async fn create_staged_table(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+        change: TableChange,
+        by: &AccountId,
+    ) -> Result<IcebergTable, CommitError> {
+        if change.requirements.iter().any(|r| !matches!(r, TableRequirement::NotExist)) {
+            return Err(CommitError::Invalid(
+                "Invalid create commit: assert-create cannot be combined with other requirements".into(),
+            ));
+        }
+        if self.meta.table_by_name(namespace.id, name.as_str()).await.map_err(CatalogError::from)?.is_some() {
+            return Err(CommitError::AlreadyExists("Requirement failed: table already exists".into()));
+        }
+        self.check_no_view(namespace, name).await?;
+        let staged_id = change.updates.iter().find_map(|u| match u {
+            TableUpdate::SetLocation { location } => {
+                TableLocation::table_of_bucket(location.trim_end_matches('/').strip_prefix("s3://")?)
+            }
+            _ => None,
+        });
+        let table_id = match staged_id {
+            Some(id) if self.meta.table_by_id(id).await.map_err(CatalogError::from)?.is_none() => id,
+            _ => Uuid::now_v7(),
+        };
+        let location = warehouse_location(table_id);
+        let metadata = metadata_from_updates(table_id, &location, &change.updates)?;
+        let metadata_location = metadata_file_location(&location, 0);
+        let file = TableLocation::parse(&metadata_location)
+            .ok_or_else(|| CommitError::Unavailable(format!("unparsable metadata location {metadata_location}")))?;
+        let json = Bytes::from(
+            serde_json::to_vec(&metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
+        );
+        self.put_table_file(&file, json.clone()).await?;
+        let table = match self.insert_iceberg_table(namespace, table_id, name, &metadata_location, by).await {
+            Ok(table) => table,
+            Err(e) => {
+                self.discard_table_file(&file).await;
+                return Err(match e {
+                    CatalogError::AlreadyExists(_) => {
+                        CommitError::AlreadyExists("Requirement failed: table already exists".into())
+                    }
+                    other => other.into(),
+                });
+            }
+        };
+        let loaded = Arc::new(LoadedMetadata::new(metadata, json));
+        self.metadata_cache.insert(metadata_location.clone(), loaded.clone()).await;
+        Ok(IcebergTable { table, metadata_location, metadata: loaded })
+    }
+}
+
+#[cfg(test)]
+mod tests;

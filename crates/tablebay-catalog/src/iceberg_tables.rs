@@ -1,0 +1,282 @@
+//! Tables as the Iceberg REST catalog sees them: a table row plus its current metadata file, read through the
+//! parsed-metadata cache. Create (with the first metadata file), stage-create (nothing persisted), register an
+//! existing metadata file, drop (optionally purging the table's storage in the background).
+//!
+//! Commits live in `commit.rs`; the rows are the same ones the S3 Tables control plane manages (`table.rs`), so
+//! a table created or committed through either API is seen by the other.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use chrono::Utc;
+use iceberg::spec::TableMetadata;
+use tablebay_store::StoreError;
+use tablebay_store::meta::{AttributeKey, TableRecord};
+use uuid::Uuid;
+
+use crate::catalog::new_version_token;
+use crate::metadata_cache::LoadedMetadata;
+use crate::objects::{TableLocation, warehouse_location};
+use crate::{AccountId, Catalog, CatalogError, Namespace, NewTable, Table, TableDefinition, TableName, Tags};
+
+/// A table with its current Iceberg metadata.
+#[derive(Clone, Debug)]
+pub struct IcebergTable {
+    /// The table row.
+    pub table: Table,
+    /// Where its current metadata file is.
+    pub metadata_location: String,
+    /// The parsed metadata (shared with the cache).
+    pub metadata: Arc<LoadedMetadata>,
+}
+
+/// The metadata of a table that stage-create described but did not persist.
+#[derive(Clone, Debug)]
+pub struct StagedTable {
+    /// The id the table gets if the staged create is committed.
+    pub table_id: Uuid,
+    /// Its storage, `s3://<id>--table-s3`.
+    pub location: String,
+    /// The first metadata.
+    pub metadata: TableMetadata,
+}
+
+/// What dropping a table does to its files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropMode {
+    /// Keep them (Spark's `DROP TABLE … PURGE` deletes files itself by reading the old metadata: trap 12).
+    KeepFiles,
+    /// Delete the table's storage in the background.
+    Purge,
+}
+
+/// Metadata files larger than this are parsed on the blocking pool rather than on a request thread.
+const INLINE_PARSE_BYTES: usize = 64 * 1024;
+
+fn table_not_found() -> CatalogError {
+    CatalogError::NotFound("The specified table does not exist.".to_string())
+}
+
+/// Parses a metadata document, on the blocking pool when it is large.
+pub(crate) async fn parse_metadata(json: Bytes) -> Result<TableMetadata, CatalogError> {
+    let parse = |json: &Bytes| {
+        serde_json::from_slice::<TableMetadata>(json)
+            .map_err(|e| CatalogError::Internal(format!("unreadable table metadata: {e}")))
+    };
+    if json.len() <= INLINE_PARSE_BYTES {
+        return parse(&json);
+    }
+    tokio::task::spawn_blocking(move || parse(&json))
+        .await
+        .map_err(|e| CatalogError::Internal(format!("metadata parse task failed: {e}")))?
+}
+
+impl Catalog {
+    /// The table `name` of a resolved namespace with its current metadata. `NotFound` when there is no such
+    /// table, or when it has no metadata yet (created through the control plane without a schema).
+    pub async fn iceberg_table(&self, namespace: &Namespace, name: &TableName) -> Result<IcebergTable, CatalogError> {
+        let record = self.meta.table_by_name(namespace.id, name.as_str()).await?.ok_or_else(table_not_found)?;
+        let table = Self::table_from_record(&namespace.bucket, record)?;
+        self.with_metadata(table).await
+    }
+
+    /// The table row `name` of a resolved namespace, without reading its metadata (HEAD).
+    pub async fn table_in(&self, namespace: &Namespace, name: &TableName) -> Result<Table, CatalogError> {
+        let record = self.meta.table_by_name(namespace.id, name.as_str()).await?.ok_or_else(table_not_found)?;
+        Self::table_from_record(&namespace.bucket, record)
+    }
+
+    /// Attaches the current metadata to a table row.
+    pub(crate) async fn with_metadata(&self, table: Table) -> Result<IcebergTable, CatalogError> {
+        let Some(location) = table.metadata_location.clone() else {
+            return Err(CatalogError::NotFound(format!(
+                "Table {}.{} has no Iceberg metadata yet",
+                table.namespace, table.name
+            )));
+        };
+        let metadata = self.read_table_metadata(&location).await?;
+        Ok(IcebergTable { table, metadata_location: location, metadata })
+    }
+
+    /// Reads and parses a metadata file, or takes it from the cache. Files are immutable once written, so the
+    /// location is the cache key.
+    pub async fn read_table_metadata(&self, location: &str) -> Result<Arc<LoadedMetadata>, CatalogError> {
+        if let Some(hit) = self.metadata_cache.get(location).await {
+            return Ok(hit);
+        }
+        let file = TableLocation::parse(location).ok_or_else(|| {
+            CatalogError::Internal(format!("metadata location {location} is not inside a table's storage"))
+        })?;
+        if location.ends_with(".gz.metadata.json") {
+            return Err(CatalogError::Internal(format!("gzip-compressed metadata {location} is not supported")));
+        }
+        let json = self.blobs.get(&file.blob_key()).await.map_err(|e| match e {
+            StoreError::NotFound => CatalogError::Internal(format!("metadata file {location} does not exist")),
+            other => CatalogError::Store(other),
+        })?;
+        let metadata = parse_metadata(json.clone()).await?;
+        let loaded = Arc::new(LoadedMetadata::new(metadata, json));
+        self.metadata_cache.insert(location.to_string(), loaded.clone()).await;
+        Ok(loaded)
+    }
+
+    /// Creates a table in a resolved namespace and writes its first metadata file (fresh column, spec and sort
+    /// order ids, as Java's `newTableMetadata`); the requested location is ignored: every table lives in its own
+    /// storage `s3://<id>--table-s3`.
+    pub async fn create_iceberg_table(
+        &self,
+        namespace: &Namespace,
+        name: TableName,
+        definition: TableDefinition,
+        by: &AccountId,
+    ) -> Result<IcebergTable, CatalogError> {
+        self.check_no_view(namespace, &name).await?;
+        let new = NewTable {
+            name,
+            format: "ICEBERG".to_string(),
+            definition: Some(definition),
+            encryption: None,
+            storage_class: None,
+            tags: Tags::default(),
+        };
+        let table = self.create_table(&namespace.bucket.arn, &namespace.name, new, by).await?;
+        self.with_metadata(table).await
+    }
+
+    /// `AlreadyExists` when a view of the namespace has the name: tables and views share one name space.
+    pub(crate) async fn check_no_view(&self, namespace: &Namespace, name: &TableName) -> Result<(), CatalogError> {
+        if self.meta.view_by_name(namespace.id, name.as_str()).await?.is_some() {
+            return Err(CatalogError::AlreadyExists(format!(
+                "View with same name already exists: {}.{name}",
+                namespace.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Stage-create: the metadata the table would get, with a fresh id and location; nothing is persisted.
+    pub fn stage_iceberg_table(&self, definition: TableDefinition) -> Result<StagedTable, CatalogError> {
+        let table_id = Uuid::now_v7();
+        let location = warehouse_location(table_id);
+        let metadata = definition.build_metadata(table_id, &location)?;
+        Ok(StagedTable { table_id, location, metadata })
+    }
+
+    /// Inserts the row of a table whose first metadata file is already written, with the bucket's default
+    /// encryption and storage class (the Iceberg create paths: staged create and register).
+    pub(crate) async fn insert_iceberg_table(
+        &self,
+        namespace: &Namespace,
+        table_id: Uuid,
+        name: &TableName,
+        metadata_location: &str,
+        by: &AccountId,
+    ) -> Result<Table, CatalogError> {
+        let now = Utc::now();
+        let record = TableRecord {
+            id: table_id,
+            bucket_id: namespace.bucket.id,
+            namespace_id: namespace.id,
+            namespace_name: namespace.name.to_string(),
+            name: name.to_string(),
+            format: "ICEBERG".to_string(),
+            version_token: new_version_token(),
+            metadata_location: Some(metadata_location.to_string()),
+            warehouse_location: warehouse_location(table_id),
+            created_at: now,
+            created_by: by.to_string(),
+            modified_at: now,
+            modified_by: by.to_string(),
+        };
+        self.meta.insert_table(&record).await.map_err(|e| match e {
+            StoreError::AlreadyExists(_) => {
+                CatalogError::AlreadyExists("A table with an identical name already exists in the namespace.".into())
+            }
+            StoreError::NotFound => CatalogError::NotFound("The specified namespace does not exist.".into()),
+            other => other.into(),
+        })?;
+        let encryption = self.bucket_encryption(&namespace.bucket).await?;
+        self.set_setting(table_id, AttributeKey::Encryption, &encryption).await?;
+        let storage_class = self.bucket_storage_class(&namespace.bucket).await?;
+        self.set_setting(table_id, AttributeKey::StorageClass, &storage_class).await?;
+        Self::table_from_record(&namespace.bucket, record)
+    }
+
+    /// Registers an existing metadata file as a new table. The file must lie in a table's own storage
+    /// (`s3://<uuid>--table-s3/…`, as every Tablebay table does) whose id no live table uses; the new table
+    /// takes that id, so it owns the storage its files are in. This re-registers a table dropped without purge.
+    pub async fn register_iceberg_table(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+        metadata_location: &str,
+        by: &AccountId,
+    ) -> Result<IcebergTable, CatalogError> {
+        let file = TableLocation::parse(metadata_location).ok_or_else(|| {
+            CatalogError::invalid(format!(
+                "metadata-location {metadata_location} is not inside a table's storage (s3://<uuid>--table-s3/…)"
+            ))
+        })?;
+        if self.meta.table_by_name(namespace.id, name.as_str()).await?.is_some() {
+            return Err(CatalogError::AlreadyExists(format!("Table already exists: {}.{name}", namespace.name)));
+        }
+        if self.meta.table_by_id(file.table_id).await?.is_some() {
+            return Err(CatalogError::AlreadyExists(format!(
+                "The storage of {metadata_location} belongs to another table, which still exists"
+            )));
+        }
+        let json = self.blobs.get(&file.blob_key()).await.map_err(|e| match e {
+            StoreError::NotFound => CatalogError::invalid(format!("metadata file {metadata_location} does not exist")),
+            other => CatalogError::Store(other),
+        })?;
+        let metadata = serde_json::from_slice::<TableMetadata>(&json)
+            .map_err(|e| CatalogError::invalid(format!("{metadata_location} is not valid table metadata: {e}")))?;
+        let location = file.uri();
+        let table = self.insert_iceberg_table(namespace, file.table_id, name, &location, by).await?;
+        let loaded = Arc::new(LoadedMetadata::new(metadata, json));
+        self.metadata_cache.insert(location.clone(), loaded.clone()).await;
+        Ok(IcebergTable { table, metadata_location: location, metadata: loaded })
+    }
+
+    /// Drops a table of a resolved namespace. With [`DropMode::Purge`] its storage is deleted in the background
+    /// after the row is gone (a failure is logged; unreferenced-file removal is the backstop).
+    pub async fn drop_iceberg_table(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+        mode: DropMode,
+    ) -> Result<Table, CatalogError> {
+        let record = self.meta.table_by_name(namespace.id, name.as_str()).await?.ok_or_else(table_not_found)?;
+        let deleted = self.meta.delete_table(record.id, None).await.map_err(|e| match e {
+            StoreError::NotFound => table_not_found(),
+            other => other.into(),
+        })?;
+        let table = Self::table_from_record(&namespace.bucket, deleted)?;
+        if mode == DropMode::Purge {
+            self.spawn_purge(table.id);
+        }
+        Ok(table)
+    }
+
+    /// Deletes every file in a table's storage (`tables/<table-id>/` in the blob store); returns how many.
+    /// Called after the table's row is gone.
+    pub async fn purge_table_storage(&self, table_id: Uuid) -> Result<u64, CatalogError> {
+        // Rows first: once they are gone nothing of the table is visible, so a crash mid-way leaves only
+        // unreferenced blobs.
+        let objects = self.meta.delete_table_objects(table_id).await?;
+        self.blobs.delete_prefix(&format!("tables/{table_id}")).await?;
+        Ok(objects)
+    }
+
+    /// Purges a dropped table's storage in the background; a failure is logged, and unreferenced-file removal
+    /// is the backstop.
+    pub(crate) fn spawn_purge(&self, table_id: Uuid) {
+        let catalog = self.clone();
+        tokio::spawn(async move {
+            match catalog.purge_table_storage(table_id).await {
+                Ok(count) => tracing::info!(%table_id, files = count, "purged the storage of a dropped table"),
+                Err(e) => tracing::warn!(%table_id, error = %e, "could not purge the storage of a dropped table"),
+            }
+        });
+    }
+}

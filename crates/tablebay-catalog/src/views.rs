@@ -1,0 +1,346 @@
+//! Iceberg views: create, load, list, replace (a commit of view updates), drop and rename. A view is a row
+//! pointing at its current view-metadata file, which lives in the view's own storage (`s3://<id>--table-s3`,
+//! like a table's), and is replaced with the same compare-and-swap on a version token as a table.
+//!
+//! Views and tables share one name space per namespace, as in Java's catalogs.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use chrono::Utc;
+use iceberg::ViewUpdate;
+use iceberg::spec::{Schema, ViewFormatVersion, ViewMetadata, ViewMetadataBuilder, ViewVersion};
+use serde::Deserialize;
+use tablebay_store::StoreError;
+use tablebay_store::meta::ViewRecord;
+use uuid::Uuid;
+
+use crate::catalog::new_version_token;
+use crate::metadata::metadata_file_location;
+use crate::objects::{TableLocation, warehouse_location};
+use crate::{AccountId, Catalog, CatalogError, Namespace, TableName};
+
+/// How many times a replace is rebased onto a view that moved before giving up with a conflict.
+const MAX_ATTEMPTS: u32 = 8;
+
+/// A view with its current metadata.
+#[derive(Clone, Debug)]
+pub struct IcebergView {
+    /// The view id (its view UUID).
+    pub id: Uuid,
+    /// Its namespace.
+    pub namespace: Namespace,
+    /// Its name.
+    pub name: TableName,
+    /// Where its current metadata file is.
+    pub metadata_location: String,
+    /// The metadata.
+    pub metadata: Arc<ViewMetadata>,
+    /// The metadata file's bytes (a JSON document).
+    pub json: Bytes,
+    version_token: String,
+}
+
+/// What creating a view takes (`CreateViewRequest` minus the name and the ignored location).
+#[derive(Clone, Debug)]
+pub struct ViewDefinition {
+    /// The schema of the first version.
+    pub schema: Schema,
+    /// The first version.
+    pub version: ViewVersion,
+    /// View properties.
+    pub properties: HashMap<String, String>,
+}
+
+/// A requirement of a view commit.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "type")]
+pub enum ViewRequirement {
+    /// The view's UUID must be this one.
+    #[serde(rename = "assert-view-uuid")]
+    AssertViewUuid {
+        /// The expected UUID.
+        uuid: Uuid,
+    },
+}
+
+/// The requirements and updates of a view commit (replace).
+#[derive(Clone, Debug, Default)]
+pub struct ViewChange {
+    /// What must hold.
+    pub requirements: Vec<ViewRequirement>,
+    /// What to change, in order.
+    pub updates: Vec<ViewUpdate>,
+}
+
+fn view_not_found() -> CatalogError {
+    CatalogError::NotFound("The specified view does not exist.".to_string())
+}
+
+fn invalid(e: iceberg::Error) -> CatalogError {
+    CatalogError::invalid(e.message().to_string())
+}
+
+/// Applies view updates on a builder (iceberg-rust has no `ViewUpdate::apply`).
+fn apply_view_updates(current: &ViewMetadata, updates: Vec<ViewUpdate>) -> Result<ViewMetadata, CatalogError> {
+    let mut builder = ViewMetadataBuilder::new_from_metadata(current.clone());
+    for update in updates {
+        builder = match update {
+            ViewUpdate::AssignUuid { uuid } if uuid != current.uuid() => {
+                return Err(CatalogError::invalid(format!("Cannot reassign the uuid of view {} to {uuid}", current.uuid())));
+            }
+            ViewUpdate::AssignUuid { .. } => builder,
+            ViewUpdate::SetLocation { location } if location.trim_end_matches('/') != current.location() => {
+                return Err(CatalogError::invalid("Cannot change the location of a view: it lives in its own storage"));
+            }
+            ViewUpdate::SetLocation { .. } => builder,
+            ViewUpdate::UpgradeFormatVersion { format_version } => {
+                builder.upgrade_format_version(format_version).map_err(invalid)?
+            }
+            ViewUpdate::AddSchema { schema, .. } => builder.add_schema(schema),
+            ViewUpdate::SetProperties { updates } => builder.set_properties(updates).map_err(invalid)?,
+            ViewUpdate::RemoveProperties { removals } => builder.remove_properties(&removals),
+            ViewUpdate::AddViewVersion { view_version } => builder.add_version(view_version).map_err(invalid)?,
+            ViewUpdate::SetCurrentViewVersion { view_version_id } => {
+                builder.set_current_version_id(view_version_id).map_err(invalid)?
+            }
+        };
+    }
+    Ok(builder.build().map_err(invalid)?.metadata)
+}
+
+impl Catalog {
+    async fn view_from_record(&self, namespace: &Namespace, record: ViewRecord) -> Result<IcebergView, CatalogError> {
+        let file = TableLocation::parse(&record.metadata_location).ok_or_else(|| {
+            CatalogError::Internal(format!("view metadata {} is outside the view's storage", record.metadata_location))
+        })?;
+        let json = self.blobs.get(&file.blob_key()).await?;
+        let metadata: ViewMetadata = serde_json::from_slice(&json)
+            .map_err(|e| CatalogError::Internal(format!("unreadable view metadata {}: {e}", record.metadata_location)))?;
+        Ok(IcebergView {
+            id: record.id,
+            namespace: namespace.clone(),
+            name: TableName::parse(&record.name)?,
+            metadata_location: record.metadata_location,
+            metadata: Arc::new(metadata),
+            json,
+            version_token: record.version_token,
+        })
+    }
+
+    /// Writes a view's metadata file; returns its location and bytes.
+    async fn write_view_metadata(
+        &self,
+        view_id: Uuid,
+        version: u64,
+        metadata: &ViewMetadata,
+    ) -> Result<(String, TableLocation, Bytes), CatalogError> {
+        let location = metadata_file_location(&warehouse_location(view_id), version);
+        let file = TableLocation::parse(&location)
+            .ok_or_else(|| CatalogError::Internal(format!("unparsable view metadata location {location}")))?;
+        let json = Bytes::from(serde_json::to_vec(metadata).map_err(|e| CatalogError::Internal(e.to_string()))?);
+        self.put_table_file(&file, json.clone()).await?;
+        Ok((location, file, json))
+    }
+
+    /// Creates a view in a resolved namespace. `AlreadyExists` when a view or a table has the name.
+    pub async fn create_view(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+        definition: ViewDefinition,
+        by: &AccountId,
+    ) -> Result<IcebergView, CatalogError> {
+        if self.meta.table_by_name(namespace.id, name.as_str()).await?.is_some() {
+            return Err(CatalogError::AlreadyExists(format!(
+                "Table with same name already exists: {}.{name}",
+                namespace.name
+            )));
+        }
+        if self.meta.view_by_name(namespace.id, name.as_str()).await?.is_some() {
+            return Err(CatalogError::AlreadyExists(format!("View already exists: {}.{name}", namespace.name)));
+        }
+        let id = Uuid::now_v7();
+        let metadata = ViewMetadataBuilder::new(
+            warehouse_location(id),
+            definition.schema,
+            definition.version,
+            ViewFormatVersion::V1,
+            definition.properties,
+        )
+        .map_err(invalid)?
+        .assign_uuid(id)
+        .build()
+        .map_err(invalid)?
+        .metadata;
+        let (location, file, json) = self.write_view_metadata(id, 0, &metadata).await?;
+        let now = Utc::now();
+        let record = ViewRecord {
+            id,
+            bucket_id: namespace.bucket.id,
+            namespace_id: namespace.id,
+            namespace_name: namespace.name.to_string(),
+            name: name.to_string(),
+            version_token: new_version_token(),
+            metadata_location: location.clone(),
+            created_at: now,
+            created_by: by.to_string(),
+            modified_at: now,
+            modified_by: by.to_string(),
+        };
+        if let Err(e) = self.meta.insert_view(&record).await {
+            self.discard_table_file(&file).await;
+            return Err(match e {
+                StoreError::AlreadyExists(_) => {
+                    CatalogError::AlreadyExists(format!("View already exists: {}.{name}", namespace.name))
+                }
+                StoreError::NotFound => CatalogError::NotFound("The specified namespace does not exist.".into()),
+                other => other.into(),
+            });
+        }
+        Ok(IcebergView {
+            id,
+            namespace: namespace.clone(),
+            name: name.clone(),
+            metadata_location: location,
+            metadata: Arc::new(metadata),
+            json,
+            version_token: record.version_token,
+        })
+    }
+
+    /// The view `name` of a resolved namespace.
+    pub async fn view(&self, namespace: &Namespace, name: &TableName) -> Result<IcebergView, CatalogError> {
+        let record = self.meta.view_by_name(namespace.id, name.as_str()).await?.ok_or_else(view_not_found)?;
+        self.view_from_record(namespace, record).await
+    }
+
+    /// Whether the view exists (HEAD), without reading its metadata.
+    pub async fn view_exists(&self, namespace: &Namespace, name: &TableName) -> Result<bool, CatalogError> {
+        Ok(self.meta.view_by_name(namespace.id, name.as_str()).await?.is_some())
+    }
+
+    /// The names of every view of a resolved namespace, in name order.
+    pub async fn list_views(&self, namespace: &Namespace) -> Result<Vec<TableName>, CatalogError> {
+        let mut names = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = self.meta.list_views(namespace.id, after.as_deref(), 1000).await?;
+            let done = page.len() < 1000;
+            after = page.last().map(|v| v.name.clone());
+            for record in page {
+                names.push(TableName::parse(&record.name)?);
+            }
+            if done {
+                return Ok(names);
+            }
+        }
+    }
+
+    /// Replaces a view: checks the requirements against its current metadata, applies the updates, writes the
+    /// new metadata file and swaps the pointer (rebased when another replace won the race).
+    pub async fn replace_view(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+        change: ViewChange,
+        by: &AccountId,
+    ) -> Result<IcebergView, CatalogError> {
+        for attempt in 1..=MAX_ATTEMPTS {
+            let current = self.view(namespace, name).await?;
+            for requirement in &change.requirements {
+                match requirement {
+                    ViewRequirement::AssertViewUuid { uuid } if *uuid != current.metadata.uuid() => {
+                        return Err(CatalogError::Conflict(format!(
+                            "Requirement failed: view UUID does not match: expected {} != {uuid}",
+                            current.metadata.uuid()
+                        )));
+                    }
+                    ViewRequirement::AssertViewUuid { .. } => {}
+                }
+            }
+            let metadata = apply_view_updates(&current.metadata, change.updates.clone())?;
+            let version = metadata.versions().len() as u64 + u64::from(attempt);
+            let (location, file, json) = self.write_view_metadata(current.id, version, &metadata).await?;
+            let token = new_version_token();
+            match self
+                .meta
+                .swap_view_pointer(current.id, &current.version_token, &token, &location, Utc::now(), by.as_str())
+                .await
+            {
+                Ok(()) => {
+                    return Ok(IcebergView {
+                        metadata_location: location,
+                        metadata: Arc::new(metadata),
+                        json,
+                        version_token: token,
+                        ..current
+                    });
+                }
+                Err(StoreError::Conflict(_)) => self.discard_table_file(&file).await,
+                Err(StoreError::NotFound) => {
+                    self.discard_table_file(&file).await;
+                    return Err(view_not_found());
+                }
+                Err(other) => return Err(other.into()),
+            }
+        }
+        Err(CatalogError::Conflict("The view changed concurrently while replacing it; retry".into()))
+    }
+
+    /// Drops a view and deletes its storage (only its metadata files live there) in the background.
+    pub async fn drop_view(&self, namespace: &Namespace, name: &TableName) -> Result<(), CatalogError> {
+        let record = self.meta.view_by_name(namespace.id, name.as_str()).await?.ok_or_else(view_not_found)?;
+        self.meta.delete_view(record.id).await.map_err(|e| match e {
+            StoreError::NotFound => view_not_found(),
+            other => other.into(),
+        })?;
+        let catalog = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = catalog.purge_table_storage(record.id).await {
+                tracing::warn!(view_id = %record.id, error = %e, "could not delete the storage of a dropped view");
+            }
+        });
+        Ok(())
+    }
+
+    /// Renames and/or moves a view within its bucket. `AlreadyExists` when a view or table has the new name.
+    pub async fn rename_view(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+        target: &Namespace,
+        new_name: &TableName,
+        by: &AccountId,
+    ) -> Result<(), CatalogError> {
+        let record = self.meta.view_by_name(namespace.id, name.as_str()).await?.ok_or_else(view_not_found)?;
+        if self.meta.table_by_name(target.id, new_name.as_str()).await?.is_some() {
+            return Err(CatalogError::AlreadyExists(format!(
+                "Cannot rename {}.{name} to {}.{new_name}. Table already exists",
+                namespace.name, target.name
+            )));
+        }
+        self.meta.rename_view(record.id, target.id, new_name.as_str(), Utc::now(), by.as_str()).await.map_err(|e| match e {
+            StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(format!(
+                "Cannot rename {}.{name} to {}.{new_name}. View already exists",
+                namespace.name, target.name
+            )),
+            StoreError::NotFound => view_not_found(),
+            other => other.into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirements_parse() {
+        let req: ViewRequirement =
+            serde_json::from_str(r#"{"type":"assert-view-uuid","uuid":"8ab7b6a8-1c2d-4e5f-9a0b-123456789abc"}"#).unwrap();
+        assert!(matches!(req, ViewRequirement::AssertViewUuid { .. }));
+        assert!(serde_json::from_str::<ViewRequirement>(r#"{"type":"assert-table-uuid","uuid":"x"}"#).is_err());
+    }
+}

@@ -1,0 +1,108 @@
+//! `POST /v1/oauth/tokens`: the OAuth2 client-credentials grant for clients without SigV4 (iceberg-rust, Polars:
+//! trap 20). `client_id` and `client_secret` are an access key pair, sent in the form body or as HTTP Basic
+//! credentials; the answer is a short-lived bearer token accepted on every `/iceberg` route. Errors use OAuth2's
+//! `{error, error_description}` (RFC 6749 §5.2), which is what the clients parse here.
+
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use http::request::Parts;
+use http::{HeaderValue, StatusCode, header};
+use percent_encoding::percent_decode_str;
+
+use super::wire::{OAuthErrorResponse, TokenRequest, TokenResponse};
+use crate::state::AppState;
+
+/// Compares two secrets without an early exit on the first differing byte.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn json_response<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let mut response = (status, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn oauth_error(status: StatusCode, error: &'static str, description: impl Into<String>) -> Response {
+    json_response(status, &OAuthErrorResponse { error, error_description: description.into() })
+}
+
+/// Parses `application/x-www-form-urlencoded` (`+` is a space).
+fn form(body: &[u8]) -> TokenRequest {
+    let text = String::from_utf8_lossy(body);
+    let mut req = TokenRequest::default();
+    for pair in text.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let decode = |s: &str| percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned();
+        let value = Some(decode(v));
+        match decode(k).as_str() {
+            "grant_type" => req.grant_type = value,
+            "client_id" => req.client_id = value,
+            "client_secret" => req.client_secret = value,
+            "scope" => req.scope = value,
+            _ => {}
+        }
+    }
+    req
+}
+
+/// HTTP Basic credentials, if the client sent its id and secret that way (RFC 6749 §2.3.1).
+fn basic(parts: &Parts) -> Option<(String, String)> {
+    let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let encoded = value.strip_prefix("Basic ").or_else(|| value.strip_prefix("basic "))?;
+    let decoded = String::from_utf8(STANDARD.decode(encoded.trim()).ok()?).ok()?;
+    let (id, secret) = decoded.split_once(':')?;
+    let decode = |s: &str| percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned();
+    Some((decode(id), decode(secret)))
+}
+
+/// `POST /v1/oauth/tokens`.
+pub(super) fn token(app: &AppState, parts: &Parts, body: &[u8]) -> Response {
+    if parts.method != http::Method::POST {
+        return oauth_error(StatusCode::METHOD_NOT_ALLOWED, "invalid_request", "Use POST");
+    }
+    let req = form(body);
+    match req.grant_type.as_deref() {
+        Some("client_credentials") => {}
+        Some(other) => {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "unsupported_grant_type",
+                format!("Unsupported grant_type '{other}': only client_credentials is supported"),
+            );
+        }
+        None => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "grant_type is required"),
+    }
+    let (id, secret) = match (req.client_id, req.client_secret, basic(parts)) {
+        (Some(id), Some(secret), _) => (id, secret),
+        (_, _, Some(pair)) => pair,
+        _ => {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "client_id and client_secret (an access key pair) are required",
+            );
+        }
+    };
+    let valid = app
+        .identities
+        .lookup(&id)
+        .is_some_and(|(expected, _)| constant_time_eq(expected.expose().as_bytes(), secret.as_bytes()));
+    if !valid {
+        return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "Invalid client credentials");
+    }
+    let issued = app.iceberg.tokens.issue(&id, chrono::Utc::now());
+    json_response(
+        StatusCode::OK,
+        &TokenResponse {
+            access_token: issued.token,
+            token_type: "bearer",
+            expires_in: issued.expires_in,
+            issued_token_type: "urn:ietf:params:oauth:token-type:access_token",
+        },
+    )
+}
