@@ -152,12 +152,16 @@ def split_s3_location(location: str) -> tuple[str, str]:
 
 
 def list_keys(server, location: str) -> list[str]:
-    """Every object key under an `s3://` location, through the S3 endpoint."""
+    """Every object key under an `s3://` location, through the S3 endpoint; none once the table's storage is
+    gone altogether (a purged table's bucket no longer exists: NoSuchBucket)."""
     bucket, prefix = split_s3_location(location)
     client = s3_client(server)
     keys: list[str] = []
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        keys += [o["Key"] for o in page.get("Contents", [])]
+    try:
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            keys += [o["Key"] for o in page.get("Contents", [])]
+    except client.exceptions.NoSuchBucket:
+        return []
     return keys
 
 

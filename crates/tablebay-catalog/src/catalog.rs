@@ -83,6 +83,30 @@ impl Catalog {
         Ok(())
     }
 
+    /// Reads a whole file of a table's storage through the object rows (the counterpart of
+    /// [`Catalog::put_table_file`], for metadata the server parses); `None` when no object is there. Files larger
+    /// than `MAX_TABLE_FILE_READ` are refused rather than buffered.
+    pub(crate) async fn read_table_file(&self, location: &TableLocation) -> Result<Option<Bytes>, CatalogError> {
+        use futures::TryStreamExt;
+        let Some(record) = self.meta.object(location.table_id, &location.key).await? else {
+            return Ok(None);
+        };
+        if record.size > MAX_TABLE_FILE_READ {
+            return Err(CatalogError::invalid(format!(
+                "{} is {} bytes, more than the {MAX_TABLE_FILE_READ} bytes a metadata file may have",
+                location.uri(),
+                record.size
+            )));
+        }
+        let size = record.size;
+        let chunks: Vec<Bytes> = self
+            .read_segments(record.blobs, 0..size)
+            .try_collect()
+            .await
+            .map_err(|e| CatalogError::Internal(format!("reading {}: {e}", location.uri())))?;
+        Ok(Some(chunks.concat().into()))
+    }
+
     /// Best-effort removal of a file the server wrote but could not publish; unreferenced-file removal
     /// collects whatever this misses.
     pub(crate) async fn discard_table_file(&self, location: &TableLocation) {
@@ -95,6 +119,9 @@ impl Catalog {
         }
     }
 }
+
+/// The largest table file the server reads whole (S3 Tables refuses metadata files over 50 MB).
+const MAX_TABLE_FILE_READ: u64 = 64 * 1024 * 1024;
 
 /// A fresh opaque version token: 20 lowercase hex characters, as S3 Tables issues them.
 pub(crate) fn new_version_token() -> String {

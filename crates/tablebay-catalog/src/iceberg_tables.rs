@@ -110,10 +110,10 @@ impl Catalog {
         if location.ends_with(".gz.metadata.json") {
             return Err(CatalogError::Internal(format!("gzip-compressed metadata {location} is not supported")));
         }
-        let json = self.blobs.get(&file.blob_key()).await.map_err(|e| match e {
-            StoreError::NotFound => CatalogError::Internal(format!("metadata file {location} does not exist")),
-            other => CatalogError::Store(other),
-        })?;
+        let json = self
+            .read_table_file(&file)
+            .await?
+            .ok_or_else(|| CatalogError::Internal(format!("metadata file {location} does not exist")))?;
         let metadata = parse_metadata(json.clone()).await?;
         let loaded = Arc::new(LoadedMetadata::new(metadata, json));
         self.metadata_cache.insert(location.to_string(), loaded.clone()).await;
@@ -155,10 +155,19 @@ impl Catalog {
     }
 
     /// Stage-create: the metadata the table would get, with a fresh id and location; nothing is persisted.
-    pub fn stage_iceberg_table(&self, definition: TableDefinition) -> Result<StagedTable, CatalogError> {
+    pub async fn stage_iceberg_table(
+        &self,
+        namespace: &Namespace,
+        definition: TableDefinition,
+    ) -> Result<StagedTable, CatalogError> {
         let table_id = Uuid::now_v7();
         let location = warehouse_location(table_id);
         let metadata = definition.build_metadata(table_id, &location)?;
+        // The client writes data files before it commits the create: its storage must resolve already.
+        let owner = &namespace.bucket.arn;
+        self.meta
+            .record_detached_storage(table_id, owner.account.as_str(), owner.name.as_str(), "staged", Utc::now())
+            .await?;
         Ok(StagedTable { table_id, location, metadata })
     }
 
@@ -195,6 +204,8 @@ impl Catalog {
             StoreError::NotFound => CatalogError::NotFound("The specified namespace does not exist.".into()),
             other => other.into(),
         })?;
+        // A staged create or a registered dropped table has a row again.
+        self.meta.forget_detached_storage(table_id).await?;
         let encryption = self.bucket_encryption(&namespace.bucket).await?;
         self.set_setting(table_id, AttributeKey::Encryption, &encryption).await?;
         let storage_class = self.bucket_storage_class(&namespace.bucket).await?;
@@ -225,10 +236,10 @@ impl Catalog {
                 "The storage of {metadata_location} belongs to another table, which still exists"
             )));
         }
-        let json = self.blobs.get(&file.blob_key()).await.map_err(|e| match e {
-            StoreError::NotFound => CatalogError::invalid(format!("metadata file {metadata_location} does not exist")),
-            other => CatalogError::Store(other),
-        })?;
+        let json = self
+            .read_table_file(&file)
+            .await?
+            .ok_or_else(|| CatalogError::invalid(format!("metadata file {metadata_location} does not exist")))?;
         let metadata = serde_json::from_slice::<TableMetadata>(&json)
             .map_err(|e| CatalogError::invalid(format!("{metadata_location} is not valid table metadata: {e}")))?;
         let location = file.uri();
@@ -252,8 +263,15 @@ impl Catalog {
             other => other.into(),
         })?;
         let table = Self::table_from_record(&namespace.bucket, deleted)?;
-        if mode == DropMode::Purge {
-            self.spawn_purge(table.id);
+        match mode {
+            DropMode::Purge => self.spawn_purge(table.id),
+            // Keep the storage reachable: engines purge client-side from the old metadata (trap 12).
+            DropMode::KeepFiles => {
+                let owner = &table.bucket.arn;
+                self.meta
+                    .record_detached_storage(table.id, owner.account.as_str(), owner.name.as_str(), "dropped", Utc::now())
+                    .await?;
+            }
         }
         Ok(table)
     }
@@ -265,6 +283,7 @@ impl Catalog {
         // unreferenced blobs.
         let objects = self.meta.delete_table_objects(table_id).await?;
         self.blobs.delete_prefix(&format!("tables/{table_id}")).await?;
+        self.meta.forget_detached_storage(table_id).await?;
         Ok(objects)
     }
 

@@ -115,7 +115,9 @@ impl Catalog {
         let file = TableLocation::parse(&record.metadata_location).ok_or_else(|| {
             CatalogError::Internal(format!("view metadata {} is outside the view's storage", record.metadata_location))
         })?;
-        let json = self.blobs.get(&file.blob_key()).await?;
+        let json = self.read_table_file(&file).await?.ok_or_else(|| {
+            CatalogError::Internal(format!("view metadata {} does not exist", record.metadata_location))
+        })?;
         let metadata: ViewMetadata = serde_json::from_slice(&json)
             .map_err(|e| CatalogError::Internal(format!("unreadable view metadata {}: {e}", record.metadata_location)))?;
         Ok(IcebergView {

@@ -132,7 +132,7 @@ pub(super) async fn create(
         if ctx.catalog().table_in(&resolved, &name).await.is_ok() {
             return Err(IcebergError::already_exists(format!("Table already exists: {ident}")));
         }
-        let staged = ctx.catalog().stage_iceberg_table(definition)?;
+        let staged = ctx.catalog().stage_iceberg_table(&resolved, definition).await?;
         let json = serde_json::to_vec(&staged.metadata).map_err(|e| internal(e.to_string()))?;
         return Ok(Reply::raw_json(load_result(ctx, None, &json)?));
     }

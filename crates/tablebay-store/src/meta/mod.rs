@@ -7,6 +7,7 @@
 
 mod attributes;
 mod buckets;
+mod detached_storage;
 mod codec;
 mod connect;
 mod multipart;

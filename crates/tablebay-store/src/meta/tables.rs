@@ -134,7 +134,8 @@ impl MetaStore {
     pub async fn table_owner(&self, id: Uuid) -> Result<Option<(String, String)>, StoreError> {
         let row = sqlx::query(
             "SELECT b.account_id AS account_id, b.name AS bucket_name \
-             FROM tables t JOIN table_buckets b ON b.id = t.bucket_id WHERE t.id = $1",
+             FROM tables t JOIN table_buckets b ON b.id = t.bucket_id WHERE t.id = $1 \
+             UNION ALL SELECT account_id, bucket_name FROM detached_storage WHERE table_id = $1",
         )
         .bind(id.to_string())
         .fetch_optional(&self.pool)
