@@ -75,10 +75,10 @@ impl PageRequest {
             Some(n) if (1..=i64::from(Self::MAX_LIMIT)).contains(&n) => n as u32,
             Some(n) => return Err(CatalogError::invalid(format!("The page size must be between 1 and 1000, got {n}"))),
         };
-        if let Some(prefix) = &prefix {
-            if prefix.is_empty() || prefix.len() > max_prefix {
-                return Err(CatalogError::invalid(format!("prefix must be between 1 and {max_prefix} characters long")));
-            }
+        if let Some(prefix) = &prefix
+            && (prefix.is_empty() || prefix.len() > max_prefix)
+        {
+            return Err(CatalogError::invalid(format!("prefix must be between 1 and {max_prefix} characters long")));
         }
         let token = token.map(ContinuationToken::parse).transpose()?;
         Ok(Self { prefix, token, limit })

@@ -355,10 +355,10 @@ impl ResourcePolicy {
             Err(e) => return bad(&format!("not valid JSON ({e})")),
         };
         let Some(doc) = doc.as_object() else { return bad("the document must be a JSON object") };
-        if let Some(version) = doc.get("Version") {
-            if !matches!(version.as_str(), Some("2012-10-17" | "2008-10-17" | "1")) {
-                return bad("Version must be \"2012-10-17\" or \"1\"");
-            }
+        if let Some(version) = doc.get("Version")
+            && !matches!(version.as_str(), Some("2012-10-17" | "2008-10-17" | "1"))
+        {
+            return bad("Version must be \"2012-10-17\" or \"1\"");
         }
         let statements: Vec<&serde_json::Value> = match doc.get("Statement") {
             Some(serde_json::Value::Array(items)) => items.iter().collect(),
