@@ -9,7 +9,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root/clients/jvm"
 
 command -v mvn >/dev/null || { echo "jvm-build: mvn not found (Maven 3.8+ and Java 17 are needed)" >&2; exit 1; }
-args=(-q -B package)
+args=(-q -B -Dstyle.color=never package)
 if [[ -n "${MAVEN_REPO_LOCAL:-}" ]]; then
     args+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
 fi

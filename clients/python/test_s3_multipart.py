@@ -209,3 +209,39 @@ def test_boto3_managed_transfer(s3env_both, table, tmp_path):
     dst = tmp_path / "dst.bin"
     s3.download_file(table.bucket, "mpu/managed.bin", str(dst), Config=cfg)
     assert dst.read_bytes() == data
+
+
+def test_incomplete_uploads_expire(tmp_path):
+    """`--multipart-expiry-hours 0.001` (3.6 s): an incomplete upload is aborted and its parts removed,
+    while completed objects stay."""
+    import time
+
+    from tablebay_test.clients import make_client
+    from tablebay_test.s3 import create_table, create_table_home, make_s3_client
+    from tablebay_test.server import TablebayServer
+
+    srv = TablebayServer(tmp_path / "expiry", arn_flavor="aws", extra_args=("--multipart-expiry-hours", "0.001"))
+    srv.start()
+    try:
+        tables = make_client(srv.tables_url)
+        home = create_table_home(tables)
+        table = create_table(tables, home.bucket_arn, home.namespace)
+        s3 = make_s3_client(srv.s3_url)
+        s3.put_object(Bucket=table.bucket, Key="done.bin", Body=b"complete object")
+        upload_id = s3.create_multipart_upload(Bucket=table.bucket, Key="stale.bin")["UploadId"]
+        _upload(s3, table.bucket, "stale.bin", upload_id, 1, pattern(PART, 91))
+        deadline = time.monotonic() + 60
+        while s3.list_multipart_uploads(Bucket=table.bucket).get("Uploads"):
+            assert time.monotonic() < deadline, "the incomplete upload did not expire within 60 s"
+            time.sleep(0.5)
+        with s3_error("NoSuchUpload", 404):
+            s3.list_parts(Bucket=table.bucket, Key="stale.bin", UploadId=upload_id)
+        assert_absent(s3, table.bucket, "stale.bin")
+        assert get_bytes(s3, table.bucket, "done.bin") == b"complete object"
+        blobs = srv.data_dir / "blobs"
+        deadline = time.monotonic() + 30
+        while sum(p.stat().st_size for p in blobs.rglob("*") if p.is_file()) >= PART:
+            assert time.monotonic() < deadline, "the expired upload's part bytes are still in the blob store"
+            time.sleep(0.5)
+    finally:
+        srv.stop()

@@ -49,6 +49,10 @@ impl Catalog {
         let prefix = request.prefix.as_str();
         let delimiter = request.delimiter.as_deref().filter(|d| !d.is_empty());
         let max = request.max_keys.min(MAX_LIST_KEYS) as usize;
+        if max == 0 {
+            // S3 answers an empty, untruncated page (a truncated one without a continuation would loop clients).
+            return Ok(Listing::default());
+        }
         let end = prefix_end(prefix);
         let mut start = start_of(prefix, delimiter, request.after.as_deref());
         let mut listing = Listing::default();

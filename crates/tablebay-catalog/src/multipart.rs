@@ -249,7 +249,7 @@ impl Catalog {
         let stored = self.meta.list_parts(upload_id, 0, MAX_PART_NUMBER + 1).await?;
         let mut chosen = Vec::with_capacity(request.parts.len());
         let last_index = request.parts.len() - 1;
-        for (index, listed) in request.parts.iter().enumerate() {
+        for listed in &request.parts {
             let invalid = || {
                 ObjectError::InvalidPart(format!(
                     "One or more of the specified parts could not be found. The part may not have been uploaded, or \
@@ -267,10 +267,11 @@ impl Catalog {
             {
                 return Err(invalid());
             }
-            if index != last_index && part.size < MIN_PART_BYTES {
-                return Err(ObjectError::EntityTooSmall);
-            }
             chosen.push(part);
+        }
+        // Sizes only once every listed part is known to exist, as S3 reports InvalidPart first.
+        if chosen.iter().take(last_index).any(|part| part.size < MIN_PART_BYTES) {
+            return Err(ObjectError::EntityTooSmall);
         }
         let size: u64 = chosen.iter().map(|p| p.size).sum();
         if size > MAX_OBJECT_BYTES {

@@ -320,15 +320,28 @@ impl Catalog {
         Ok(())
     }
 
-    /// DeleteObjects: deletes each key, reporting each outcome (a malformed key fails alone).
+    /// DeleteObjects: deletes the keys in one transaction, reporting each outcome (a malformed key fails alone;
+    /// a missing key is deleted, as in S3).
     pub async fn delete_objects(&self, table: &TableStorage, keys: &[String]) -> Vec<(String, Result<(), ObjectError>)> {
         let mut outcomes = Vec::with_capacity(keys.len());
+        let mut valid = Vec::with_capacity(keys.len());
         for key in keys {
-            let outcome = match ObjectKey::parse(key) {
-                Ok(parsed) => self.delete_object(table, &parsed).await,
-                Err(e) => Err(e),
-            };
-            outcomes.push((key.clone(), outcome));
+            match ObjectKey::parse(key) {
+                Ok(_) => valid.push(key.as_str()),
+                Err(e) => outcomes.push((key.clone(), Err(e))),
+            }
+        }
+        match self.meta.delete_objects(table.table_id, &valid).await {
+            Ok(deleted) => {
+                self.unlink_later(deleted.into_iter().flat_map(|record| record.blobs).collect());
+                outcomes.extend(valid.iter().map(|key| (key.to_string(), Ok(()))));
+            }
+            Err(e) => {
+                let e = ObjectError::from(e);
+                tracing::warn!(error = %e, "DeleteObjects failed");
+                let message = e.to_string();
+                outcomes.extend(valid.iter().map(|key| (key.to_string(), Err(ObjectError::Internal(message.clone())))));
+            }
         }
         outcomes
     }

@@ -82,6 +82,13 @@ async fn handle(State((app, service)): State<(AppState, S3Service)>, mut request
             (StatusCode::INTERNAL_SERVER_ERROR, format!("internal error {error_id}")).into_response()
         }
     };
+    if response.status() == StatusCode::NOT_MODIFIED {
+        // s3s renders NotModified like any error, as an XML body; a 304 carries none (RFC 9110 §15.4.5).
+        let headers = response.headers_mut();
+        headers.remove(http::header::CONTENT_LENGTH);
+        headers.remove(http::header::CONTENT_TYPE);
+        *response.body_mut() = axum::body::Body::empty();
+    }
     if let Ok(id) = HeaderValue::from_str(&context.request_id) {
         response.headers_mut().insert("x-amz-request-id", id);
     }
@@ -100,4 +107,161 @@ async fn handle(State((app, service)): State<(AppState, S3Service)>, mut request
         "request"
     );
     response
+}
+
+/// The listener end to end in-process: SigV4 through s3s, the access check, the object service over a temporary
+/// SQLite database and blob directory.
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use http::{Method, Request, StatusCode};
+    use sha2::{Digest, Sha256};
+    use tablebay_auth::signer;
+    use tablebay_catalog::{
+        AccountId, ArnFlavor, BucketName, Catalog, CatalogConfig, NamespaceName, NewBucket, NewTable, TableName, Tags,
+    };
+    use tablebay_store::{BlobStore, BlobUrl, MetaStore};
+
+    use super::*;
+    use crate::state::{Identities, Secret};
+
+    const KEY: &str = "AKTEST";
+    const SECRET: &str = "secret";
+
+    struct Fixture {
+        router: Router,
+        bucket: String,
+        _dir: tempfile::TempDir,
+    }
+
+    async fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("meta.db").display())).await.unwrap();
+        let blobs = BlobStore::open(&BlobUrl::Local(dir.path().join("blobs"))).unwrap();
+        let catalog =
+            Catalog::new(meta, blobs, CatalogConfig { region: "us-east-1".into(), flavor: ArnFlavor::Aws });
+        let account = AccountId::parse("111122223333").unwrap();
+        let bucket = catalog
+            .create_bucket(
+                &account,
+                NewBucket {
+                    name: BucketName::parse("data").unwrap(),
+                    encryption: None,
+                    storage_class: None,
+                    tags: Tags::default(),
+                },
+            )
+            .await
+            .unwrap();
+        let ns = NamespaceName::parse("ns").unwrap();
+        catalog.create_namespace(&bucket.arn, ns.clone(), Default::default(), &account).await.unwrap();
+        let new = NewTable {
+            name: TableName::parse("t").unwrap(),
+            format: "ICEBERG".into(),
+            definition: None,
+            encryption: None,
+            storage_class: None,
+            tags: Tags::default(),
+        };
+        let table = catalog.create_table(&bucket.arn, &ns, new, &account).await.unwrap();
+        let identities = Identities::new(KEY.into(), Secret::new(SECRET), account, ArnFlavor::Aws);
+        let bucket = table.warehouse_location.trim_start_matches("s3://").to_string();
+        Fixture { router: router(AppState::new(catalog, identities)), bucket, _dir: dir }
+    }
+
+    /// A path-style request signed with a hex payload hash (`secret` picks the key).
+    fn request(method: Method, path: &str, body: &[u8], headers: &[(&str, &str)], secret: &str) -> Request<Body> {
+        let mut builder = Request::builder().method(method).uri(format!("http://127.0.0.1:9000{path}"));
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        builder = builder.header("x-amz-content-sha256", hex::encode(Sha256::digest(body)));
+        let (mut parts, ()) = builder.body(()).unwrap().into_parts();
+        signer::sign(&mut parts, body, KEY, secret, "us-east-1", "s3", chrono::Utc::now()).unwrap();
+        Request::from_parts(parts, Body::from(body.to_vec()))
+    }
+
+    async fn send(router: &Router, request: Request<Body>) -> (StatusCode, http::HeaderMap, Vec<u8>) {
+        let response = router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 24).await.unwrap().to_vec();
+        (status, headers, body)
+    }
+
+    #[tokio::test]
+    async fn put_get_head_delete() {
+        let f = fixture().await;
+        let path = format!("/{}/dir/file.txt", f.bucket);
+        let (status, headers, _) = send(&f.router, request(Method::PUT, &path, b"hello", &[], SECRET)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(headers["etag"], "\"5d41402abc4b2a76b9719d911017c592\"");
+        assert!(headers.contains_key("x-amz-request-id"));
+        let (status, headers, body) = send(&f.router, request(Method::GET, &path, b"", &[], SECRET)).await;
+        assert_eq!((status, body.as_slice()), (StatusCode::OK, b"hello".as_slice()));
+        assert_eq!(headers["content-length"], "5");
+        let ranged = request(Method::GET, &path, b"", &[("range", "bytes=1-3")], SECRET);
+        let (status, headers, body) = send(&f.router, ranged).await;
+        assert_eq!((status, body.as_slice()), (StatusCode::PARTIAL_CONTENT, b"ell".as_slice()));
+        assert_eq!(headers["content-range"], "bytes 1-3/5");
+        let (status, _, _) = send(&f.router, request(Method::DELETE, &path, b"", &[], SECRET)).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        let (status, _, body) = send(&f.router, request(Method::GET, &path, b"", &[], SECRET)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        let text = String::from_utf8(body).unwrap();
+        assert!(text.contains("<Code>NoSuchKey</Code>") && text.contains("<RequestId>"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn integrity_failures_leave_nothing() {
+        let f = fixture().await;
+        let path = format!("/{}/x", f.bucket);
+        let md5 = [("content-md5", "AAAAAAAAAAAAAAAAAAAAAA==")];
+        let (status, _, body) = send(&f.router, request(Method::PUT, &path, b"abc", &md5, SECRET)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(String::from_utf8_lossy(&body).contains("BadDigest"));
+        let crc = [("x-amz-checksum-crc32", "AAAAAA==")];
+        let (status, _, body) = send(&f.router, request(Method::PUT, &path, b"abc", &crc, SECRET)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(String::from_utf8_lossy(&body).contains("BadDigest"));
+        let bad_md5 = [("content-md5", "nope")];
+        let (status, _, body) = send(&f.router, request(Method::PUT, &path, b"abc", &bad_md5, SECRET)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(String::from_utf8_lossy(&body).contains("InvalidDigest"));
+        let (status, _, _) = send(&f.router, request(Method::HEAD, &path, b"", &[], SECRET)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        // The right CRC32 of "abc" is accepted.
+        let good = [("x-amz-checksum-crc32", "NSRBwg==")];
+        let (status, headers, _) = send(&f.router, request(Method::PUT, &path, b"abc", &good, SECRET)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(headers["x-amz-checksum-crc32"], "NSRBwg==");
+    }
+
+    #[tokio::test]
+    async fn authentication_and_addressing() {
+        let f = fixture().await;
+        let path = format!("/{}/k", f.bucket);
+        let (status, _, body) = send(&f.router, request(Method::GET, &path, b"", &[], "wrong")).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert!(String::from_utf8_lossy(&body).contains("SignatureDoesNotMatch"));
+        let anonymous = Request::builder().uri(format!("http://127.0.0.1:9000{path}")).body(Body::empty()).unwrap();
+        let (status, _, _) = send(&f.router, anonymous).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        let other = "/0190f0a0-0000-7000-8000-000000000000--table-s3/k";
+        let (status, _, body) = send(&f.router, request(Method::GET, other, b"", &[], SECRET)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(String::from_utf8_lossy(&body).contains("NoSuchBucket"));
+        let (status, _, _) = send(&f.router, request(Method::GET, "/not-a-table-bucket/k", b"", &[], SECRET)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        for escape in ["a/../b", "a/%2e%2e/b", "%2E%2E/x", "./x"] {
+            let path = format!("/{}/{escape}", f.bucket);
+            let (status, _, _) = send(&f.router, request(Method::PUT, &path, b"x", &[], SECRET)).await;
+            assert!(status.is_client_error(), "{escape}: {status}");
+        }
+        // Virtual-hosted style: the bucket in the Host header.
+        let put = request(Method::PUT, "/vk", b"v", &[("host", &format!("{}.s3.example.com", f.bucket))], SECRET);
+        assert_eq!(send(&f.router, put).await.0, StatusCode::OK);
+        let get = request(Method::GET, &format!("/{}/vk", f.bucket), b"", &[], SECRET);
+        assert_eq!(send(&f.router, get).await.2, b"v");
+    }
 }

@@ -62,7 +62,7 @@ pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {
     };
     migrator(backend).run(&pool).await.map_err(StoreError::Migrate)?;
     tracing::info!(?backend, "metadata store ready");
-    Ok(MetaStore { pool, backend })
+    Ok(MetaStore { pool, backend, writer: Default::default() })
 }
 
 /// The backend of `url` and the URL sqlx should open. SQLite accepts `sqlite://<path>[?params]` and

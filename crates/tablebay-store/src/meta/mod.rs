@@ -33,6 +33,8 @@ use crate::StoreError;
 pub struct MetaStore {
     pub(crate) pool: sqlx::AnyPool,
     pub(crate) backend: Backend,
+    /// SQLite's single writer slot, taken by every write transaction of this process (`codec::begin_write`).
+    pub(crate) writer: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Which database the store talks to; the few statements that differ branch on it.

@@ -248,6 +248,28 @@ impl MetaStore {
         Ok(objects.rows_affected())
     }
 
+    /// Removes the objects at `keys` in one transaction and returns those that existed.
+    pub async fn delete_objects(&self, table_id: Uuid, keys: &[&str]) -> Result<Vec<ObjectRecord>, StoreError> {
+        let table_id = table_id.to_string();
+        let mut tx = self.begin_write().await?;
+        let mut deleted = Vec::new();
+        for key in keys {
+            let row = sqlx::query(concat!(
+                "DELETE FROM objects WHERE table_id = $1 AND key = $2 RETURNING ",
+                object_columns!()
+            ))
+            .bind(table_id.as_str())
+            .bind(*key)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(row) = row {
+                deleted.push(object_from_row(&row)?);
+            }
+        }
+        tx.commit().await?;
+        Ok(deleted)
+    }
+
     /// Up to `limit` objects of the table with keys in `range`, in byte order of their keys.
     pub async fn list_objects(
         &self,

@@ -110,6 +110,16 @@ pub(crate) async fn objects_delete(env: Env) {
     assert_eq!(store.delete_object(t.id, "k").await.unwrap(), Some(o));
     assert_eq!(store.object(t.id, "k").await.unwrap(), None);
     assert_eq!(store.delete_object(t.id, "k").await.unwrap(), None);
+
+    // Many at once: the existing ones come back, missing ones are skipped.
+    for key in ["m1", "m2", "m3"] {
+        store.put_object(&object(t.id, key, key), &WriteCondition::Always).await.unwrap();
+    }
+    let deleted = store.delete_objects(t.id, &["m1", "nope", "m3"]).await.unwrap();
+    assert_eq!(names(&deleted, |o| &o.key), ["m1", "m3"]);
+    assert_eq!(deleted[0].blobs[0].key, "m1");
+    assert_eq!(names(&store.list_objects(t.id, KeyRange::default(), 10).await.unwrap(), |o| &o.key), ["m2"]);
+    assert_eq!(store.delete_objects(t.id, &[]).await.unwrap(), Vec::new());
 }
 
 pub(crate) async fn objects_list_ranges(env: Env) {
