@@ -9,6 +9,7 @@
 //! is unknown (trap 16), so it is used only when the swap itself failed in an unknown way; a failure before
 //! anything was published is [`CommitError::Unavailable`].
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -161,6 +162,7 @@ pub(crate) fn apply_updates(
     updates: &[TableUpdate],
 ) -> Result<TableMetadataBuildResult, CommitError> {
     let mut builder = TableMetadataBuilder::new_from_metadata(current.clone(), Some(current_location.to_string()));
+    let mut properties = current.properties().clone();
     for update in updates {
         match update {
             TableUpdate::AssignUuid { uuid } if *uuid != current.uuid() => {
@@ -179,7 +181,26 @@ pub(crate) fn apply_updates(
             }
             _ => {}
         }
-        builder = update.clone().apply(builder).map_err(invalid)?;
+        // Setting a property to the value it has is no change: a retried commit then writes no new file.
+        let update = match update {
+            TableUpdate::SetProperties { updates } => {
+                let changed: HashMap<String, String> =
+                    updates.iter().filter(|(k, v)| properties.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                if changed.is_empty() {
+                    continue;
+                }
+                properties.extend(changed.clone());
+                TableUpdate::SetProperties { updates: changed }
+            }
+            TableUpdate::RemoveProperties { removals } => {
+                for key in removals {
+                    properties.remove(key);
+                }
+                update.clone()
+            }
+            other => other.clone(),
+        };
+        builder = update.apply(builder).map_err(invalid)?;
     }
     builder.build().map_err(invalid)
 }

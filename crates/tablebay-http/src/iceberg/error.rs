@@ -93,7 +93,8 @@ impl IcebergError {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, "UnprocessableEntityException", message)
     }
 
-    /// An authentication failure (401; the message never carries secrets).
+    /// A SigV4 authentication failure: 403 ForbiddenException, as AWS answers (the message never carries
+    /// secrets).
     pub(crate) fn from_auth(e: &AuthError) -> Self {
         let message = match e {
             AuthError::Missing => "Missing authentication: sign the request with SigV4 or send a bearer token".to_string(),
@@ -102,6 +103,19 @@ impl IcebergError {
             AuthError::RequestExpired => "The request time or token has expired".to_string(),
             AuthError::Malformed(why) => format!("Malformed authorization: {why}"),
             AuthError::ScopeMismatch(why) => format!("Credential should be scoped correctly: {why}"),
+        };
+        Self::forbidden(message)
+    }
+
+    /// A bearer-token failure: 401 NotAuthorizedException, on which OAuth2 clients fetch a new token.
+    pub(crate) fn from_bearer(e: &AuthError) -> Self {
+        let message = match e {
+            AuthError::RequestExpired => "The bearer token has expired".to_string(),
+            AuthError::UnknownAccessKey => "The bearer token's access key is not known".to_string(),
+            AuthError::Missing
+            | AuthError::SignatureMismatch
+            | AuthError::Malformed(_)
+            | AuthError::ScopeMismatch(_) => "The bearer token is not valid".to_string(),
         };
         Self::not_authorized(message)
     }

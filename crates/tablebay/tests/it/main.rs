@@ -3,4 +3,5 @@
 
 mod control_plane;
 mod iceberg_clients_rust;
+mod iceberg_server;
 mod server;
