@@ -154,8 +154,8 @@ fn invalid(e: iceberg::Error) -> CommitError {
     CommitError::Invalid(e.message().to_string())
 }
 
-/// Applies updates to the current metadata of an existing table. The UUID and the location are fixed: a table
-/// lives in its own storage for its whole life.
+/// Applies updates to the current metadata of an existing table. The UUID and the location are fixed (a table
+/// lives in its own storage for its whole life): another UUID is refused, another location ignored.
 pub(crate) fn apply_updates(
     current: &TableMetadata,
     current_location: &str,
@@ -171,13 +171,11 @@ pub(crate) fn apply_updates(
                     current.uuid()
                 )));
             }
-            TableUpdate::SetLocation { location }
-                if location.trim_end_matches('/') != current.location().trim_end_matches('/') =>
-            {
-                return Err(CommitError::Invalid(format!(
-                    "Cannot change the location of a table to {location}: every table lives in its own storage ({})",
-                    current.location()
-                )));
+            // Requested locations are overridden, as at create (`rck.overrides-requested-location`): every
+            // table lives in its own storage for its whole life.
+            TableUpdate::SetLocation { location } => {
+                tracing::debug!(requested = %location, kept = %current.location(), "ignoring set-location");
+                continue;
             }
             _ => {}
         }
@@ -407,7 +405,7 @@ impl Catalog {
         let file = TableLocation::parse(&new_location)
             .ok_or_else(|| CommitError::Unavailable(format!("unparsable metadata location {new_location}")))?;
         let json = Bytes::from(
-            serde_json::to_vec(&result.metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
+            crate::metadata::metadata_json(&result.metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
         );
         self.put_table_file(&file, json.clone()).await?;
         let delete_expired =
@@ -497,7 +495,7 @@ impl Catalog {
         let file = TableLocation::parse(&metadata_location)
             .ok_or_else(|| CommitError::Unavailable(format!("unparsable metadata location {metadata_location}")))?;
         let json = Bytes::from(
-            serde_json::to_vec(&metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
+            crate::metadata::metadata_json(&metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
         );
         self.put_table_file(&file, json.clone()).await?;
         let table = match self.insert_iceberg_table(namespace, table_id, name, &metadata_location, by).await {

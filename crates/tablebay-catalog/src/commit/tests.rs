@@ -183,7 +183,6 @@ async fn invalid_updates_are_rejected() {
     for update in [
         TableUpdate::SetCurrentSchema { schema_id: 42 },
         TableUpdate::AssignUuid { uuid: Uuid::nil() },
-        TableUpdate::SetLocation { location: "s3://elsewhere/x".into() },
         TableUpdate::UpgradeFormatVersion { format_version: FormatVersion::V1 },
     ] {
         let change = TableChange { requirements: vec![], updates: vec![update.clone()] };
@@ -192,6 +191,11 @@ async fn invalid_updates_are_rejected() {
     }
     let change = TableChange { requirements: vec![TableRequirement::NotExist], updates: vec![] };
     assert!(matches!(env.catalog.commit_table(&t.table, change, &env.account).await, Err(CommitError::AlreadyExists(_))));
+    // A requested location is ignored: the table keeps its storage.
+    let moved = TableChange { requirements: vec![], updates: vec![TableUpdate::SetLocation { location: "s3://elsewhere/x".into() }] };
+    let same = env.catalog.commit_table(&t.table, moved, &env.account).await.unwrap();
+    assert_eq!(same.metadata_location, t.metadata_location);
+    assert_eq!(same.metadata.metadata.location(), t.metadata.metadata.location());
 }
 
 #[tokio::test]

@@ -48,6 +48,12 @@ impl IcebergError {
         Self::new(StatusCode::BAD_REQUEST, "BadRequestException", message)
     }
 
+    /// 400 IllegalArgumentException: a request that parsed but does not apply (Java rethrows this type as
+    /// `IllegalArgumentException`, as its reference server raises it).
+    pub(crate) fn illegal_argument(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "IllegalArgumentException", message)
+    }
+
     /// 405 for a known path with a method it does not have.
     pub(crate) fn method_not_allowed(method: &Method, path: &str) -> Self {
         Self::new(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowedException", format!("Method {method} is not allowed on {path}"))
@@ -150,6 +156,7 @@ impl IcebergError {
             CatalogError::NotFound(_) => Self::no_such_view(view),
             CatalogError::AlreadyExists(message) => Self::already_exists(message),
             CatalogError::Conflict(message) => Self::new(StatusCode::CONFLICT, "CommitFailedException", message),
+            CatalogError::Invalid(message) => Self::illegal_argument(message),
             other => Self::from(other),
         }
     }
@@ -157,7 +164,7 @@ impl IcebergError {
     /// A commit's failure (trap 16: 5xx only when the outcome is unknown).
     pub(crate) fn for_commit(e: CommitError, table: &Ident) -> Self {
         match e {
-            CommitError::Invalid(message) => Self::bad_request(message),
+            CommitError::Invalid(message) => Self::illegal_argument(message),
             CommitError::NotFound(_) => Self::no_such_table(table),
             CommitError::AlreadyExists(message) => Self::already_exists(message),
             CommitError::Conflict(message) => Self::new(StatusCode::CONFLICT, "CommitFailedException", message),
