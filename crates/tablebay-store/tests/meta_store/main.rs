@@ -11,6 +11,7 @@
 
 mod cases;
 mod fixtures;
+mod iceberg;
 mod races;
 
 use std::future::Future;
@@ -73,6 +74,8 @@ suite!(
     races::race_delete_namespace_against_insert_table,
     races::race_attributes_upsert,
     races::race_read_then_write_transactions_succeed,
+    iceberg::views_crud,
+    iceberg::idempotency_records,
 );
 
 async fn with_sqlite<F, Fut>(case: F)
