@@ -4,7 +4,8 @@ Started by scripts/rck.sh (which builds the class path with Maven first). Steps:
 1. start the binary on ephemeral ports (the Python suite's `TablebayServer`, `--arn-flavor aws`);
 2. create a table bucket through the control plane (boto3 `s3tables`): its ARN is the warehouse;
 3. run the JUnit console launcher on `target/lib/*` with `rck.local=false` and the catalog properties below
-   (SigV4 signing name `osstables`, S3FileIO on Tablebay's S3 endpoint), bounded by a wall-clock limit;
+   (SigV4 signing name `osstables`, S3FileIO on Tablebay's S3 endpoint through ResolvingFileIO), bounded by a
+   wall-clock limit;
 4. read the JUnit XML report and print one line per test, the reason of every test that did not pass, and a
    summary; the same goes to `target/rck-report.md`.
 
@@ -41,8 +42,14 @@ CLASSES = {
 }
 
 
+# The kit's default FileIO: `s3://` goes to S3FileIO (with the s3.* properties below), `file:` to Hadoop's local
+# FileSystem. The replace-transaction tests request `file:/tmp/…` locations and write a manifest there before
+# committing; the server ignores the requested location, but a bare S3FileIO could not write that manifest.
+RESOLVING_FILE_IO = "org.apache.iceberg.io.ResolvingFileIO"
+
+
 def catalog_properties(server: TablebayServer, warehouse: str, signing_name: str,
-                       io_impl: str = "org.apache.iceberg.aws.s3.S3FileIO") -> dict[str, str]:
+                       io_impl: str = RESOLVING_FILE_IO) -> dict[str, str]:
     """What RCKUtils.initCatalogClient gets (it turns every JVM system property into a catalog property)."""
     return {
         "uri": f"{server.tables_url}/iceberg",
@@ -156,8 +163,9 @@ def main() -> int:
                         help="run only these test classes (default: both)")
     parser.add_argument("--timeout", type=float, default=540.0, help="wall-clock limit of the JVM (s)")
     parser.add_argument("--signing-name", default="osstables")
-    parser.add_argument("--io-impl", default="org.apache.iceberg.aws.s3.S3FileIO",
-                        help="the client's FileIO (org.apache.iceberg.io.ResolvingFileIO also writes file: paths)")
+    parser.add_argument("--io-impl", default=RESOLVING_FILE_IO,
+                        help="the client's FileIO (default ResolvingFileIO: S3FileIO for s3://, Hadoop for file:; "
+                             "org.apache.iceberg.aws.s3.S3FileIO for S3 only)")
     parser.add_argument("--lib", type=Path, default=HERE / "target" / "lib")
     parser.add_argument("--out", type=Path, default=HERE / "target")
     parser.add_argument("--expected-failures", type=Path, default=None,
