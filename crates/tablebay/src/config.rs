@@ -196,10 +196,10 @@ impl Config {
             Some(other) => bail!("invalid log format '{other}' (expected text or json)"),
         };
         let s3_public_url = args.s3_public_url.or(file.s3_public_url);
-        if let Some(url) = &s3_public_url {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                bail!("invalid S3 public URL '{url}' (expected http://… or https://…)");
-            }
+        if let Some(url) = &s3_public_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            bail!("invalid S3 public URL '{url}' (expected http://… or https://…)");
         }
         Ok(Self {
             s3_public_url: s3_public_url.map(|u| u.trim_end_matches('/').to_string()),

@@ -67,10 +67,10 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
         let account = AccountId::parse(&principal.account_id)?;
         let ctx = IcebergContext { app: &app, principal, account };
         let key = idempotency::key(&parts, &endpoint)?;
-        if let Some(key) = &key {
-            if let Some(reply) = idempotency::replay(&ctx, key, &parts).await? {
-                return Ok(to_response(reply));
-            }
+        if let Some(key) = &key
+            && let Some(reply) = idempotency::replay(&ctx, key, &parts).await?
+        {
+            return Ok(to_response(reply));
         }
         let reply = dispatch(&ctx, &parts, endpoint, &body).await?;
         if let Some(key) = &key {
