@@ -9,6 +9,7 @@
 //! is unknown (trap 16), so it is used only when the swap itself failed in an unknown way; a failure before
 //! anything was published is [`CommitError::Unavailable`].
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -153,14 +154,15 @@ fn invalid(e: iceberg::Error) -> CommitError {
     CommitError::Invalid(e.message().to_string())
 }
 
-/// Applies updates to the current metadata of an existing table. The UUID and the location are fixed: a table
-/// lives in its own storage for its whole life.
+/// Applies updates to the current metadata of an existing table. The UUID and the location are fixed (a table
+/// lives in its own storage for its whole life): another UUID is refused, another location ignored.
 pub(crate) fn apply_updates(
     current: &TableMetadata,
     current_location: &str,
     updates: &[TableUpdate],
 ) -> Result<TableMetadataBuildResult, CommitError> {
     let mut builder = TableMetadataBuilder::new_from_metadata(current.clone(), Some(current_location.to_string()));
+    let mut properties = current.properties().clone();
     for update in updates {
         match update {
             TableUpdate::AssignUuid { uuid } if *uuid != current.uuid() => {
@@ -169,17 +171,34 @@ pub(crate) fn apply_updates(
                     current.uuid()
                 )));
             }
-            TableUpdate::SetLocation { location }
-                if location.trim_end_matches('/') != current.location().trim_end_matches('/') =>
-            {
-                return Err(CommitError::Invalid(format!(
-                    "Cannot change the location of a table to {location}: every table lives in its own storage ({})",
-                    current.location()
-                )));
+            // Requested locations are overridden, as at create (`rck.overrides-requested-location`): every
+            // table lives in its own storage for its whole life.
+            TableUpdate::SetLocation { location } => {
+                tracing::debug!(requested = %location, kept = %current.location(), "ignoring set-location");
+                continue;
             }
             _ => {}
         }
-        builder = update.clone().apply(builder).map_err(invalid)?;
+        // Setting a property to the value it has is no change: a retried commit then writes no new file.
+        let update = match update {
+            TableUpdate::SetProperties { updates } => {
+                let changed: HashMap<String, String> =
+                    updates.iter().filter(|(k, v)| properties.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                if changed.is_empty() {
+                    continue;
+                }
+                properties.extend(changed.clone());
+                TableUpdate::SetProperties { updates: changed }
+            }
+            TableUpdate::RemoveProperties { removals } => {
+                for key in removals {
+                    properties.remove(key);
+                }
+                update.clone()
+            }
+            other => other.clone(),
+        };
+        builder = update.apply(builder).map_err(invalid)?;
     }
     builder.build().map_err(invalid)
 }
@@ -386,7 +405,7 @@ impl Catalog {
         let file = TableLocation::parse(&new_location)
             .ok_or_else(|| CommitError::Unavailable(format!("unparsable metadata location {new_location}")))?;
         let json = Bytes::from(
-            serde_json::to_vec(&result.metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
+            crate::metadata::metadata_json(&result.metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
         );
         self.put_table_file(&file, json.clone()).await?;
         let delete_expired =
@@ -476,7 +495,7 @@ impl Catalog {
         let file = TableLocation::parse(&metadata_location)
             .ok_or_else(|| CommitError::Unavailable(format!("unparsable metadata location {metadata_location}")))?;
         let json = Bytes::from(
-            serde_json::to_vec(&metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
+            crate::metadata::metadata_json(&metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
         );
         self.put_table_file(&file, json.clone()).await?;
         let table = match self.insert_iceberg_table(namespace, table_id, name, &metadata_location, by).await {

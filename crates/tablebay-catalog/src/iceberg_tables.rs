@@ -213,9 +213,12 @@ impl Catalog {
         Self::table_from_record(&namespace.bucket, record)
     }
 
-    /// Registers an existing metadata file as a new table. The file must lie in a table's own storage
-    /// (`s3://<uuid>--table-s3/…`, as every Tablebay table does) whose id no live table uses; the new table
-    /// takes that id, so it owns the storage its files are in. This re-registers a table dropped without purge.
+    /// Registers an existing metadata file as a new table. The file must lie in a table's storage
+    /// (`s3://<uuid>--table-s3/…`, where every Tablebay table keeps its files; nothing else is readable here).
+    /// When no live table owns that storage (a table dropped without purge), the new table takes its id and so
+    /// owns the storage again. When a live table of the same bucket owns it, the new table gets a fresh id and
+    /// its own storage for the metadata files it commits later, while reading the files it was registered
+    /// from (as a Java catalog's register would); a live table of another bucket is `Denied`.
     pub async fn register_iceberg_table(
         &self,
         namespace: &Namespace,
@@ -231,11 +234,16 @@ impl Catalog {
         if self.meta.table_by_name(namespace.id, name.as_str()).await?.is_some() {
             return Err(CatalogError::AlreadyExists(format!("Table already exists: {}.{name}", namespace.name)));
         }
-        if self.meta.table_by_id(file.table_id).await?.is_some() {
-            return Err(CatalogError::AlreadyExists(format!(
-                "The storage of {metadata_location} belongs to another table, which still exists"
-            )));
-        }
+        self.check_no_view(namespace, name).await?;
+        let table_id = match self.meta.table_by_id(file.table_id).await? {
+            None => file.table_id,
+            Some(owner) if owner.bucket_id == namespace.bucket.id => Uuid::now_v7(),
+            Some(_) => {
+                return Err(CatalogError::Denied(format!(
+                    "{metadata_location} belongs to a table of another bucket"
+                )));
+            }
+        };
         let json = self
             .read_table_file(&file)
             .await?
@@ -243,7 +251,7 @@ impl Catalog {
         let metadata = serde_json::from_slice::<TableMetadata>(&json)
             .map_err(|e| CatalogError::invalid(format!("{metadata_location} is not valid table metadata: {e}")))?;
         let location = file.uri();
-        let table = self.insert_iceberg_table(namespace, file.table_id, name, &location, by).await?;
+        let table = self.insert_iceberg_table(namespace, table_id, name, &location, by).await?;
         let loaded = Arc::new(LoadedMetadata::new(metadata, json));
         self.metadata_cache.insert(location.clone(), loaded.clone()).await;
         Ok(IcebergTable { table, metadata_location: location, metadata: loaded })

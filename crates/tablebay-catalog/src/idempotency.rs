@@ -45,7 +45,7 @@ impl Catalog {
             expires_at: now + IDEMPOTENCY_LIFETIME,
         };
         self.meta.insert_idempotency_record(&record).await?;
-        if rand::random::<u8>() % SWEEP_EVERY == 0 {
+        if rand::random::<u8>().is_multiple_of(SWEEP_EVERY) {
             let swept = self.meta.sweep_idempotency_records(now).await?;
             tracing::debug!(swept, "expired idempotency keys removed");
         }

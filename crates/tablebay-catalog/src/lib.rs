@@ -42,7 +42,7 @@ pub use error::CatalogError;
 pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
 pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedReply};
 pub use maintenance::TableMaintenanceUpdate;
-pub use metadata::TableDefinition;
+pub use metadata::{TableDefinition, metadata_json};
 pub use metadata_cache::{LoadedMetadata, SnapshotRefInfo};
 pub use names::{BucketName, NamespaceName, TableName};
 pub use namespace::Namespace;

@@ -79,6 +79,24 @@ impl TableDefinition {
     }
 }
 
+/// Serializes table or view metadata with its lists in a stable order. iceberg-rust keeps schemas, specs, sort
+/// orders, snapshots and view versions in hash maps, so its JSON lists them in no particular order; Java keeps
+/// them in the order added, and clients (the REST compatibility kit among them) compare those lists.
+pub fn metadata_json<T: serde::Serialize>(metadata: &T) -> Result<Vec<u8>, serde_json::Error> {
+    let mut doc = serde_json::to_value(metadata)?;
+    let order_by = |doc: &mut serde_json::Value, list: &str, keys: &[&str]| {
+        if let Some(items) = doc.get_mut(list).and_then(serde_json::Value::as_array_mut) {
+            items.sort_by_key(|item| keys.iter().map(|k| item.get(*k).and_then(serde_json::Value::as_i64)).collect::<Vec<_>>());
+        }
+    };
+    order_by(&mut doc, "schemas", &["schema-id"]);
+    order_by(&mut doc, "partition-specs", &["spec-id"]);
+    order_by(&mut doc, "sort-orders", &["order-id"]);
+    order_by(&mut doc, "snapshots", &["sequence-number", "timestamp-ms"]);
+    order_by(&mut doc, "versions", &["version-id"]);
+    serde_json::to_vec(&doc)
+}
+
 /// `<location>/metadata/<NNNNN>-<uuid>.metadata.json`, Java's naming (`reference/iceberg-rest.md` §3).
 pub(crate) fn metadata_file_location(location: &str, version: u64) -> String {
     format!("{}/metadata/{version:05}-{}.metadata.json", location.trim_end_matches('/'), Uuid::new_v4())

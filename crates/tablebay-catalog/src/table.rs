@@ -140,7 +140,7 @@ impl Catalog {
                 let file_uri = metadata_file_location(&location, 0);
                 let file = TableLocation::parse(&file_uri)
                     .ok_or_else(|| CatalogError::Internal(format!("unparsable metadata location {file_uri}")))?;
-                let json = serde_json::to_vec(&metadata).map_err(|e| CatalogError::Internal(e.to_string()))?;
+                let json = crate::metadata::metadata_json(&metadata).map_err(|e| CatalogError::Internal(e.to_string()))?;
                 self.put_table_file(&file, Bytes::from(json)).await?;
                 Some(file)
             }

@@ -91,9 +91,7 @@ fn apply_view_updates(current: &ViewMetadata, updates: Vec<ViewUpdate>) -> Resul
                 return Err(CatalogError::invalid(format!("Cannot reassign the uuid of view {} to {uuid}", current.uuid())));
             }
             ViewUpdate::AssignUuid { .. } => builder,
-            ViewUpdate::SetLocation { location } if location.trim_end_matches('/') != current.location() => {
-                return Err(CatalogError::invalid("Cannot change the location of a view: it lives in its own storage"));
-            }
+            // Requested locations are overridden: a view lives in its own storage.
             ViewUpdate::SetLocation { .. } => builder,
             ViewUpdate::UpgradeFormatVersion { format_version } => {
                 builder.upgrade_format_version(format_version).map_err(invalid)?
@@ -141,7 +139,7 @@ impl Catalog {
         let location = metadata_file_location(&warehouse_location(view_id), version);
         let file = TableLocation::parse(&location)
             .ok_or_else(|| CatalogError::Internal(format!("unparsable view metadata location {location}")))?;
-        let json = Bytes::from(serde_json::to_vec(metadata).map_err(|e| CatalogError::Internal(e.to_string()))?);
+        let json = Bytes::from(crate::metadata::metadata_json(metadata).map_err(|e| CatalogError::Internal(e.to_string()))?);
         self.put_table_file(&file, json.clone()).await?;
         Ok((location, file, json))
     }

@@ -215,10 +215,10 @@ impl Config {
         }
         let multipart_expiry = (expiry_hours > 0.0).then(|| Duration::from_secs_f64(expiry_hours * 3600.0));
         let s3_public_url = args.s3_public_url.or(file.s3_public_url);
-        if let Some(url) = &s3_public_url {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                bail!("invalid S3 public URL '{url}' (expected http://… or https://…)");
-            }
+        if let Some(url) = &s3_public_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            bail!("invalid S3 public URL '{url}' (expected http://… or https://…)");
         }
         Ok(Self {
             s3_public_url: s3_public_url.map(|u| u.trim_end_matches('/').to_string()),

@@ -34,6 +34,7 @@ pub(super) async fn commit_table(
         // The completion of a stage-create (trap 10): the namespace must exist, the table must not.
         let namespace = ctx.namespace(prefix, &ident.namespace).await?;
         let name = TableName::parse(&ident.name)?;
+        super::tables::no_view(ctx, &namespace, &name, ident).await?;
         ctx.catalog()
             .create_staged_table(&namespace, &name, change, &ctx.account)
             .await

@@ -22,7 +22,7 @@ use crate::state::AppState;
 const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 
 /// Verifies a bearer token or the SigV4 signature and returns who is asking.
-fn principal(app: &AppState, parts: &Parts, body: &[u8]) -> Result<Principal, AuthError> {
+fn principal(app: &AppState, parts: &Parts, body: &[u8]) -> Result<Principal, IcebergError> {
     let bearer = parts
         .headers
         .get(header::AUTHORIZATION)
@@ -30,11 +30,18 @@ fn principal(app: &AppState, parts: &Parts, body: &[u8]) -> Result<Principal, Au
         .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
     match bearer {
         Some(token) => {
-            let access_key_id = app.iceberg.tokens.verify(token.trim(), chrono::Utc::now())?;
-            let (_, principal) = app.identities.lookup(&access_key_id).ok_or(AuthError::UnknownAccessKey)?;
+            let access_key_id = app
+                .iceberg
+                .tokens
+                .verify(token.trim(), chrono::Utc::now())
+                .map_err(|e| IcebergError::from_bearer(&e))?;
+            let (_, principal) = app
+                .identities
+                .lookup(&access_key_id)
+                .ok_or_else(|| IcebergError::from_bearer(&AuthError::UnknownAccessKey))?;
             Ok(principal)
         }
-        None => authenticate(&app.tables_verifier, &app.identities, parts, body),
+        None => authenticate(&app.tables_verifier, &app.identities, parts, body).map_err(|e| IcebergError::from_auth(&e)),
     }
 }
 
@@ -53,17 +60,17 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
             operation = "getToken";
             return Ok(oauth::token(&app, &parts, &body));
         }
-        let principal = principal(&app, &parts, &body).map_err(|e| IcebergError::from_auth(&e))?;
+        let principal = principal(&app, &parts, &body)?;
         principal_arn.clone_from(&principal.arn);
         let endpoint = route(&parts.method, parts.uri.path(), parts.uri.query())?;
         operation = endpoint.operation();
         let account = AccountId::parse(&principal.account_id)?;
         let ctx = IcebergContext { app: &app, principal, account };
         let key = idempotency::key(&parts, &endpoint)?;
-        if let Some(key) = &key {
-            if let Some(reply) = idempotency::replay(&ctx, key, &parts).await? {
-                return Ok(to_response(reply));
-            }
+        if let Some(key) = &key
+            && let Some(reply) = idempotency::replay(&ctx, key, &parts).await?
+        {
+            return Ok(to_response(reply));
         }
         let reply = dispatch(&ctx, &parts, endpoint, &body).await?;
         if let Some(key) = &key {

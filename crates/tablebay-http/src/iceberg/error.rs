@@ -48,6 +48,12 @@ impl IcebergError {
         Self::new(StatusCode::BAD_REQUEST, "BadRequestException", message)
     }
 
+    /// 400 IllegalArgumentException: a request that parsed but does not apply (Java rethrows this type as
+    /// `IllegalArgumentException`, as its reference server raises it).
+    pub(crate) fn illegal_argument(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "IllegalArgumentException", message)
+    }
+
     /// 405 for a known path with a method it does not have.
     pub(crate) fn method_not_allowed(method: &Method, path: &str) -> Self {
         Self::new(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowedException", format!("Method {method} is not allowed on {path}"))
@@ -93,7 +99,8 @@ impl IcebergError {
         Self::new(StatusCode::UNPROCESSABLE_ENTITY, "UnprocessableEntityException", message)
     }
 
-    /// An authentication failure (401; the message never carries secrets).
+    /// A SigV4 authentication failure: 403 ForbiddenException, as AWS answers (the message never carries
+    /// secrets).
     pub(crate) fn from_auth(e: &AuthError) -> Self {
         let message = match e {
             AuthError::Missing => "Missing authentication: sign the request with SigV4 or send a bearer token".to_string(),
@@ -102,6 +109,19 @@ impl IcebergError {
             AuthError::RequestExpired => "The request time or token has expired".to_string(),
             AuthError::Malformed(why) => format!("Malformed authorization: {why}"),
             AuthError::ScopeMismatch(why) => format!("Credential should be scoped correctly: {why}"),
+        };
+        Self::forbidden(message)
+    }
+
+    /// A bearer-token failure: 401 NotAuthorizedException, on which OAuth2 clients fetch a new token.
+    pub(crate) fn from_bearer(e: &AuthError) -> Self {
+        let message = match e {
+            AuthError::RequestExpired => "The bearer token has expired".to_string(),
+            AuthError::UnknownAccessKey => "The bearer token's access key is not known".to_string(),
+            AuthError::Missing
+            | AuthError::SignatureMismatch
+            | AuthError::Malformed(_)
+            | AuthError::ScopeMismatch(_) => "The bearer token is not valid".to_string(),
         };
         Self::not_authorized(message)
     }
@@ -136,6 +156,7 @@ impl IcebergError {
             CatalogError::NotFound(_) => Self::no_such_view(view),
             CatalogError::AlreadyExists(message) => Self::already_exists(message),
             CatalogError::Conflict(message) => Self::new(StatusCode::CONFLICT, "CommitFailedException", message),
+            CatalogError::Invalid(message) => Self::illegal_argument(message),
             other => Self::from(other),
         }
     }
@@ -143,7 +164,7 @@ impl IcebergError {
     /// A commit's failure (trap 16: 5xx only when the outcome is unknown).
     pub(crate) fn for_commit(e: CommitError, table: &Ident) -> Self {
         match e {
-            CommitError::Invalid(message) => Self::bad_request(message),
+            CommitError::Invalid(message) => Self::illegal_argument(message),
             CommitError::NotFound(_) => Self::no_such_table(table),
             CommitError::AlreadyExists(message) => Self::already_exists(message),
             CommitError::Conflict(message) => Self::new(StatusCode::CONFLICT, "CommitFailedException", message),

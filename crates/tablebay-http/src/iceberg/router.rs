@@ -179,6 +179,15 @@ fn namespace(raw: &str) -> Result<String, IcebergError> {
     single_level(levels)
 }
 
+/// The namespace of a table or view path: a multi-level one is kept, joined by `.`, so that the table is simply
+/// not found (404 NoSuchTableException, trap 3) — Java probes metadata tables as `GET …/namespaces/db%1Ftbl/
+/// tables/snapshots` and falls back on a 404.
+fn table_namespace(raw: &str) -> Result<String, IcebergError> {
+    let levels: Vec<&str> = raw.split("%1F").flat_map(|part| part.split("%1f")).collect();
+    let levels = levels.into_iter().map(decode).collect::<Result<Vec<_>, _>>()?;
+    Ok(levels.join("."))
+}
+
 /// The one level of a namespace given as levels.
 pub(crate) fn single_level(mut levels: Vec<String>) -> Result<String, IcebergError> {
     match levels.len() {
@@ -228,7 +237,7 @@ pub(crate) fn route(method: &Method, raw_path: &str, raw_query: Option<&str>) ->
     };
 
     let ident = |ns: &str, name: &str| -> Result<Ident, IcebergError> {
-        Ok(Ident { namespace: namespace(ns)?, name: decode(name)? })
+        Ok(Ident { namespace: table_namespace(ns)?, name: decode(name)? })
     };
     let m = method.clone();
     let endpoint = match (rest, m) {
@@ -353,6 +362,8 @@ mod tests {
              Endpoint::LoadNamespace { prefix: arn(), namespace: "sales".into() }),
             (Method::GET, "/iceberg/v1/arn:aws:s3tables:us-east-1:111122223333:bucket/analytics/namespaces/sales",
              Endpoint::LoadNamespace { prefix: arn(), namespace: "sales".into() }),
+            // Java's metadata-table probe: a two-level namespace in a table path is a table that does not exist.
+            (Method::GET, "/iceberg/v1/p/namespaces/db%1Ftbl/tables/snapshots", Endpoint::LoadTable { prefix: "p".into(), table: ident("db.tbl", "snapshots"), snapshots: None }),
             // Percent-encoded names decode after routing; `+` stays literal in paths (trap 5).
             (Method::GET, "/iceberg/v1/p/namespaces/a%2Fb/tables/c+d", Endpoint::LoadTable { prefix: "p".into(), table: ident("a/b", "c+d"), snapshots: None }),
         ];
@@ -367,7 +378,6 @@ mod tests {
         for (method, uri, status) in [
             // Multi-level namespaces (trap 6) in the path and in `parent`.
             (Method::GET, "/iceberg/v1/p/namespaces/a%1Fb", 400),
-            (Method::GET, "/iceberg/v1/p/namespaces/a%1fb/tables/t", 400),
             (Method::GET, "/iceberg/v1/p/namespaces?parent=a%1Fb", 400),
             (Method::DELETE, "/iceberg/v1/p/namespaces/ns/tables/t?purgeRequested=maybe", 400),
             (Method::GET, "/iceberg/v1/p/unknown", 400),

@@ -88,6 +88,19 @@ fn matches(if_none_match: &str, etag: &str) -> bool {
     if_none_match.split(',').map(str::trim).any(|candidate| candidate == "*" || candidate.trim_start_matches("W/") == etag)
 }
 
+/// Tables and views share one name space: a table may not take a view's name (Java's message).
+pub(super) async fn no_view(
+    ctx: &IcebergContext<'_>,
+    namespace: &tablebay_catalog::Namespace,
+    name: &TableName,
+    ident: &Ident,
+) -> Result<(), IcebergError> {
+    if ctx.catalog().view_exists(namespace, name).await? {
+        return Err(IcebergError::already_exists(format!("View with same name already exists: {ident}")));
+    }
+    Ok(())
+}
+
 /// `GET /v1/{prefix}/namespaces/{namespace}/tables`.
 pub(super) async fn list(
     ctx: &IcebergContext<'_>,
@@ -128,12 +141,13 @@ pub(super) async fn create(
         req.properties.unwrap_or_default(),
     )?;
     let resolved = ctx.namespace(prefix, namespace).await?;
+    no_view(ctx, &resolved, &name, &ident).await?;
     if req.stage_create.unwrap_or(false) {
         if ctx.catalog().table_in(&resolved, &name).await.is_ok() {
             return Err(IcebergError::already_exists(format!("Table already exists: {ident}")));
         }
         let staged = ctx.catalog().stage_iceberg_table(&resolved, definition).await?;
-        let json = serde_json::to_vec(&staged.metadata).map_err(|e| internal(e.to_string()))?;
+        let json = tablebay_catalog::metadata_json(&staged.metadata).map_err(|e| internal(e.to_string()))?;
         return Ok(Reply::raw_json(load_result(ctx, None, &json)?));
     }
     let table = ctx
@@ -206,6 +220,7 @@ pub(super) async fn register(
         return Err(IcebergError::bad_request("Registering with overwrite is not supported"));
     }
     let resolved = ctx.namespace(prefix, namespace).await?;
+    no_view(ctx, &resolved, &name, &ident).await?;
     let table = ctx
         .catalog()
         .register_iceberg_table(&resolved, &name, &req.metadata_location, &ctx.account)
@@ -230,6 +245,9 @@ pub(super) async fn rename(ctx: &IcebergContext<'_>, prefix: &str, body: &[u8]) 
         .map_err(|e| IcebergError::for_table(e, &source))?;
     let target = ctx.namespace(prefix, &destination.namespace).await?;
     let new_name = TableName::parse(&destination.name)?;
+    if ctx.catalog().view_exists(&target, &new_name).await? {
+        return Err(IcebergError::already_exists(format!("Cannot rename {source} to {destination}. View already exists")));
+    }
     ctx.catalog()
         .rename_table(&TableRef::Arn(table.arn.clone()), Some(&target.name), Some(&new_name), None, &ctx.account)
         .await

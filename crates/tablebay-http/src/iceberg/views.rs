@@ -134,10 +134,14 @@ pub(super) async fn rename(ctx: &IcebergContext<'_>, prefix: &str, body: &[u8]) 
     let source = Ident { namespace: single_level(req.source.namespace)?, name: req.source.name };
     let destination = Ident { namespace: single_level(req.destination.namespace)?, name: req.destination.name };
     let namespace = view_namespace(ctx, prefix, &source).await?;
+    let name = view_name(&source)?;
+    if !ctx.catalog().view_exists(&namespace, &name).await? {
+        return Err(IcebergError::no_such_view(&source));
+    }
     let target = ctx.namespace(prefix, &destination.namespace).await?;
     let new_name = TableName::parse(&destination.name)?;
     ctx.catalog()
-        .rename_view(&namespace, &view_name(&source)?, &target, &new_name, &ctx.account)
+        .rename_view(&namespace, &name, &target, &new_name, &ctx.account)
         .await
         .map_err(|e| IcebergError::for_view(e, &source))?;
     Ok(Reply::no_content())

@@ -177,10 +177,10 @@ impl CommitTableRequestWire {
             .map(|mut u| {
                 if let Some(object) = u.as_object_mut() {
                     for (legacy, current) in [("updated", "updates"), ("removed", "removals")] {
-                        if !object.contains_key(current) {
-                            if let Some(value) = object.remove(legacy) {
-                                object.insert(current.to_string(), value);
-                            }
+                        if !object.contains_key(current)
+                            && let Some(value) = object.remove(legacy)
+                        {
+                            object.insert(current.to_string(), value);
                         }
                     }
                 }

@@ -12,6 +12,7 @@
 mod cases;
 mod fixtures;
 mod objects;
+mod iceberg;
 mod races;
 
 use std::future::Future;
@@ -81,6 +82,8 @@ suite!(
     objects::multipart_abort_list_and_expiry,
     objects::race_object_overwrites,
     objects::race_part_against_complete,
+    iceberg::views_crud,
+    iceberg::idempotency_records,
 );
 
 async fn with_sqlite<F, Fut>(case: F)

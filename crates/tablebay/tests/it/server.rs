@@ -28,7 +28,9 @@ impl TestServer {
 
     pub fn start_with(extra: &[&str]) -> Self {
         let data = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tablebay"))
+        // TABLEBAY_BIN picks another binary: the shared target dir's may be another worktree's (scripts/build-bin.sh).
+        let binary = std::env::var("TABLEBAY_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tablebay").to_string());
+        let mut child = Command::new(binary)
             .args(["serve", "--data-dir"])
             .arg(data.path())
             .args(["--tables-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0", "--region", REGION])
