@@ -229,7 +229,7 @@ async fn transactions_are_all_or_nothing() {
 #[tokio::test]
 async fn staged_creates_build_metadata_from_the_create_changes() {
     let env = env().await;
-    let staged = env.catalog.stage_iceberg_table(definition()).unwrap();
+    let staged = env.catalog.stage_iceberg_table(&env.namespace, definition()).await.unwrap();
     let m = &staged.metadata;
     // Java's createChanges for the staged metadata, then a property of the transaction.
     let updates: Vec<TableUpdate> = serde_json::from_value(json!([
