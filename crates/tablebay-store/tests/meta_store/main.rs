@@ -76,6 +76,7 @@ suite!(
     races::race_read_then_write_transactions_succeed,
     iceberg::views_crud,
     iceberg::idempotency_records,
+    iceberg::tables_by_path,
 );
 
 async fn with_sqlite<F, Fut>(case: F)
