@@ -34,7 +34,7 @@ pub struct NewBucket {
 }
 
 impl Catalog {
-    fn bucket_from_record(&self, record: BucketRecord) -> Result<TableBucket, CatalogError> {
+    pub(crate) fn bucket_from_record(&self, record: BucketRecord) -> Result<TableBucket, CatalogError> {
         let account = AccountId::parse(&record.account_id)?;
         let name = BucketName::parse(&record.name)?;
         let arn = BucketArn { flavor: self.config.flavor, region: self.config.region.clone(), account, name };

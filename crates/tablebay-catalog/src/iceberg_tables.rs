@@ -17,7 +17,9 @@ use uuid::Uuid;
 use crate::catalog::new_version_token;
 use crate::metadata_cache::LoadedMetadata;
 use crate::objects::{TableLocation, warehouse_location};
-use crate::{AccountId, Catalog, CatalogError, Namespace, NewTable, Table, TableDefinition, TableName, Tags};
+use crate::{
+    AccountId, BucketArn, Catalog, CatalogError, Namespace, NamespaceName, NewTable, Table, TableDefinition, TableName, Tags,
+};
 
 /// A table with its current Iceberg metadata.
 #[derive(Clone, Debug)]
@@ -78,6 +80,38 @@ impl Catalog {
         let record = self.meta.table_by_name(namespace.id, name.as_str()).await?.ok_or_else(table_not_found)?;
         let table = Self::table_from_record(&namespace.bucket, record)?;
         self.with_metadata(table).await
+    }
+
+    /// The table `namespace.name` of a bucket with its current metadata, resolved in one query: the load path.
+    /// `NotFound` when the bucket, the namespace or the table does not exist (for Iceberg all three are "no such
+    /// table", trap 3), or when the table has no metadata yet.
+    pub async fn iceberg_table_by_path(
+        &self,
+        bucket: &BucketArn,
+        namespace: &NamespaceName,
+        name: &TableName,
+    ) -> Result<IcebergTable, CatalogError> {
+        let table = self.table_by_path(bucket, namespace, name).await?;
+        self.with_metadata(table).await
+    }
+
+    /// The table row `namespace.name` of a bucket, resolved in one query (HEAD, commits).
+    pub async fn table_by_path(
+        &self,
+        bucket: &BucketArn,
+        namespace: &NamespaceName,
+        name: &TableName,
+    ) -> Result<Table, CatalogError> {
+        if bucket.region != self.config.region {
+            return Err(table_not_found());
+        }
+        let (bucket, record) = self
+            .meta
+            .table_by_path(bucket.account.as_str(), bucket.name.as_str(), namespace.as_str(), name.as_str())
+            .await?
+            .ok_or_else(table_not_found)?;
+        let bucket = self.bucket_from_record(bucket)?;
+        Self::table_from_record(&bucket, record)
     }
 
     /// The table row `name` of a resolved namespace, without reading its metadata (HEAD).

@@ -343,4 +343,63 @@ mod tests {
         assert!(matches!(req, ViewRequirement::AssertViewUuid { .. }));
         assert!(serde_json::from_str::<ViewRequirement>(r#"{"type":"assert-table-uuid","uuid":"x"}"#).is_err());
     }
+
+    fn version(id: i64, sql: &str) -> ViewVersion {
+        serde_json::from_value(serde_json::json!({
+            "version-id": id, "timestamp-ms": 1_700_000_000_000_i64 + id, "schema-id": 0,
+            "summary": {"engine-name": "test"}, "default-namespace": ["ns"],
+            "representations": [{"type": "sql", "sql": sql, "dialect": "spark"}]}))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn views_lifecycle() {
+        use std::collections::BTreeMap;
+
+        use tablebay_store::{BlobStore, BlobUrl, MetaStore};
+
+        use crate::{ArnFlavor, BucketName, CatalogConfig, NamespaceName, NewBucket, Tags};
+
+        let dir = tempfile::tempdir().unwrap();
+        let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("meta.db").display())).await.unwrap();
+        let blobs = BlobStore::open(&BlobUrl::Local(dir.path().join("blobs"))).unwrap();
+        let catalog = Catalog::new(meta, blobs, CatalogConfig { region: "us-east-1".into(), flavor: ArnFlavor::Aws });
+        let account = AccountId::parse("111122223333").unwrap();
+        let new = NewBucket { name: BucketName::parse("bucket").unwrap(), encryption: None, storage_class: None, tags: Tags::default() };
+        let bucket = catalog.create_bucket(&account, new).await.unwrap();
+        let ns = catalog.create_namespace(&bucket.arn, NamespaceName::parse("ns").unwrap(), BTreeMap::new(), &account).await.unwrap();
+        let schema: Schema = serde_json::from_value(serde_json::json!({"type": "struct", "schema-id": 0, "fields": [
+            {"id": 1, "name": "x", "type": "long", "required": false}]})).unwrap();
+        let name = TableName::parse("v").unwrap();
+        let definition = ViewDefinition { schema: schema.clone(), version: version(1, "select 1"), properties: HashMap::new() };
+        let created = catalog.create_view(&ns, &name, definition.clone(), &account).await.unwrap();
+        assert_eq!(created.metadata.uuid(), created.id);
+        assert!(matches!(catalog.create_view(&ns, &name, definition, &account).await, Err(CatalogError::AlreadyExists(_))));
+
+        // Replace: a second version becomes current; the versions list is in version order.
+        let change = ViewChange {
+            requirements: vec![ViewRequirement::AssertViewUuid { uuid: created.id }],
+            updates: vec![
+                ViewUpdate::AddViewVersion { view_version: version(2, "select 2") },
+                ViewUpdate::SetCurrentViewVersion { view_version_id: -1 },
+            ],
+        };
+        let replaced = catalog.replace_view(&ns, &name, change, &account).await.unwrap();
+        assert_eq!(replaced.metadata.current_version_id(), 2);
+        let doc: serde_json::Value = serde_json::from_slice(&replaced.json).unwrap();
+        let ids: Vec<i64> = doc["versions"].as_array().unwrap().iter().map(|v| v["version-id"].as_i64().unwrap()).collect();
+        assert_eq!(ids, [1, 2]);
+        let stale = ViewChange { requirements: vec![ViewRequirement::AssertViewUuid { uuid: Uuid::nil() }], updates: vec![] };
+        assert!(matches!(catalog.replace_view(&ns, &name, stale, &account).await, Err(CatalogError::Conflict(_))));
+
+        // Views and tables share names; rename; drop.
+        assert_eq!(catalog.list_views(&ns).await.unwrap(), vec![name.clone()]);
+        let renamed = TableName::parse("w").unwrap();
+        catalog.rename_view(&ns, &name, &ns, &renamed, &account).await.unwrap();
+        assert!(!catalog.view_exists(&ns, &name).await.unwrap());
+        assert_eq!(catalog.view(&ns, &renamed).await.unwrap().metadata.current_version_id(), 2);
+        catalog.drop_view(&ns, &renamed).await.unwrap();
+        assert!(matches!(catalog.view(&ns, &renamed).await, Err(CatalogError::NotFound(_))));
+        assert!(matches!(catalog.drop_view(&ns, &renamed).await, Err(CatalogError::NotFound(_))));
+    }
 }

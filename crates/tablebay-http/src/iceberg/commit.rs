@@ -40,9 +40,9 @@ pub(super) async fn commit_table(
             .await
             .map_err(|e| IcebergError::for_commit(e, ident))?
     } else {
-        let namespace = ctx.table_namespace(prefix, ident).await?;
-        let name = TableName::parse(&ident.name).map_err(|_| IcebergError::no_such_table(ident))?;
-        let table = ctx.catalog().table_in(&namespace, &name).await.map_err(|e| IcebergError::for_table(e, ident))?;
+        let (bucket, namespace, name) = ctx.table_path(prefix, ident)?;
+        let table =
+            ctx.catalog().table_by_path(&bucket, &namespace, &name).await.map_err(|e| IcebergError::for_table(e, ident))?;
         ctx.catalog().commit_table(&table, change, &ctx.account).await.map_err(|e| IcebergError::for_commit(e, ident))?
     };
     let body = load_result(ctx, Some(&committed.metadata_location), &committed.metadata.json)?;
@@ -65,9 +65,9 @@ pub(super) async fn commit_transaction(ctx: &IcebergContext<'_>, prefix: &str, b
             .identifier
             .ok_or_else(|| IcebergError::bad_request("Every table change of a transaction needs its identifier"))?;
         let ident = Ident { namespace: single_level(identifier.namespace)?, name: identifier.name };
-        let namespace = ctx.table_namespace(prefix, &ident).await?;
-        let name = TableName::parse(&ident.name).map_err(|_| IcebergError::no_such_table(&ident))?;
-        let table = ctx.catalog().table_in(&namespace, &name).await.map_err(|e| IcebergError::for_table(e, &ident))?;
+        let (bucket, namespace, name) = ctx.table_path(prefix, &ident)?;
+        let table =
+            ctx.catalog().table_by_path(&bucket, &namespace, &name).await.map_err(|e| IcebergError::for_table(e, &ident))?;
         changes.push((table, TableChange { requirements: req.requirements, updates: req.updates }));
         idents.push(ident);
     }

@@ -132,6 +132,19 @@ impl IcebergContext<'_> {
         self.catalog().namespace_in(&bucket, &name).await.map_err(|e| IcebergError::for_namespace(e, namespace))
     }
 
+    /// The bucket, namespace and name of a table named in a path, parsed (not resolved); a name that cannot exist
+    /// is a missing table.
+    pub(crate) fn table_path(
+        &self,
+        prefix: &str,
+        table: &Ident,
+    ) -> Result<(BucketArn, NamespaceName, tablebay_catalog::TableName), IcebergError> {
+        let bucket = self.bucket_arn(prefix)?;
+        let namespace = NamespaceName::parse(&table.namespace).map_err(|_| IcebergError::no_such_table(table))?;
+        let name = tablebay_catalog::TableName::parse(&table.name).map_err(|_| IcebergError::no_such_table(table))?;
+        Ok((bucket, namespace, name))
+    }
+
     /// The namespace of a table named in a path: a missing namespace is a missing table (trap 3).
     pub(crate) async fn table_namespace(&self, prefix: &str, table: &Ident) -> Result<Namespace, IcebergError> {
         let bucket = self.bucket(prefix).await?;

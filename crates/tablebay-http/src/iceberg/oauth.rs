@@ -1,6 +1,7 @@
 //! `POST /v1/oauth/tokens`: the OAuth2 client-credentials grant for clients without SigV4 (iceberg-rust, Polars:
 //! trap 20). `client_id` and `client_secret` are an access key pair, sent in the form body or as HTTP Basic
-//! credentials; the answer is a short-lived bearer token accepted on every `/iceberg` route. Errors use OAuth2's
+//! credentials; the answer is a short-lived bearer token accepted on every `/iceberg` route. A valid token can be
+//! exchanged for a fresh one (RFC 8693 token exchange, how Java refreshes). Errors use OAuth2's
 //! `{error, error_description}` (RFC 6749 §5.2), which is what the clients parse here.
 
 use axum::response::{IntoResponse, Response};
@@ -44,6 +45,7 @@ fn form(body: &[u8]) -> TokenRequest {
             "client_id" => req.client_id = value,
             "client_secret" => req.client_secret = value,
             "scope" => req.scope = value,
+            "subject_token" => req.subject_token = value,
             _ => {}
         }
     }
@@ -60,7 +62,36 @@ fn basic(parts: &Parts) -> Option<(String, String)> {
     Some((decode(id), decode(secret)))
 }
 
-/// `POST /v1/oauth/tokens`.
+/// The token-exchange grant (RFC 8693), which Java's OAuth2 session uses to refresh its token before it expires.
+const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+
+/// A token, issued by a previous grant and still valid, for a fresh one of the same access key.
+fn exchange(app: &AppState, subject: Option<&str>) -> Response {
+    let Some(subject) = subject else {
+        return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "subject_token is required");
+    };
+    let now = chrono::Utc::now();
+    let known = app.iceberg.tokens.verify(subject, now).ok().filter(|id| app.identities.lookup(id).is_some());
+    let Some(access_key_id) = known else {
+        return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "The subject token is not valid");
+    };
+    issued(app, &access_key_id)
+}
+
+fn issued(app: &AppState, access_key_id: &str) -> Response {
+    let issued = app.iceberg.tokens.issue(access_key_id, chrono::Utc::now());
+    json_response(
+        StatusCode::OK,
+        &TokenResponse {
+            access_token: issued.token,
+            token_type: "bearer",
+            expires_in: issued.expires_in,
+            issued_token_type: "urn:ietf:params:oauth:token-type:access_token",
+        },
+    )
+}
+
+/// `POST /v1/oauth/tokens`: grants `client_credentials` and the token exchange.
 pub(super) fn token(app: &AppState, parts: &Parts, body: &[u8]) -> Response {
     if parts.method != http::Method::POST {
         return oauth_error(StatusCode::METHOD_NOT_ALLOWED, "invalid_request", "Use POST");
@@ -68,11 +99,12 @@ pub(super) fn token(app: &AppState, parts: &Parts, body: &[u8]) -> Response {
     let req = form(body);
     match req.grant_type.as_deref() {
         Some("client_credentials") => {}
+        Some(TOKEN_EXCHANGE) => return exchange(app, req.subject_token.as_deref()),
         Some(other) => {
             return oauth_error(
                 StatusCode::BAD_REQUEST,
                 "unsupported_grant_type",
-                format!("Unsupported grant_type '{other}': only client_credentials is supported"),
+                format!("Unsupported grant_type '{other}': only client_credentials and token exchange are supported"),
             );
         }
         None => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "grant_type is required"),
@@ -95,14 +127,5 @@ pub(super) fn token(app: &AppState, parts: &Parts, body: &[u8]) -> Response {
     if !valid {
         return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "Invalid client credentials");
     }
-    let issued = app.iceberg.tokens.issue(&id, chrono::Utc::now());
-    json_response(
-        StatusCode::OK,
-        &TokenResponse {
-            access_token: issued.token,
-            token_type: "bearer",
-            expires_in: issued.expires_in,
-            issued_token_type: "urn:ietf:params:oauth:token-type:access_token",
-        },
-    )
+    issued(app, &id)
 }

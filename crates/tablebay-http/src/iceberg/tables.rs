@@ -167,10 +167,10 @@ pub(super) async fn load(
     if_none_match: Option<&str>,
 ) -> Result<Reply, IcebergError> {
     let snapshots = Snapshots::parse(snapshots)?;
-    let namespace = ctx.table_namespace(prefix, ident).await?;
+    let (bucket, namespace, name) = ctx.table_path(prefix, ident)?;
     let table = ctx
         .catalog()
-        .iceberg_table(&namespace, &table_name(ident)?)
+        .iceberg_table_by_path(&bucket, &namespace, &name)
         .await
         .map_err(|e| IcebergError::for_table(e, ident))?;
     let tag = etag(&table.metadata_location, snapshots);
@@ -188,8 +188,8 @@ pub(super) async fn load(
 
 /// `HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}`: 204 or 404 (trap 11).
 pub(super) async fn exists(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident) -> Result<Reply, IcebergError> {
-    let namespace = ctx.table_namespace(prefix, ident).await?;
-    ctx.catalog().table_in(&namespace, &table_name(ident)?).await.map_err(|e| IcebergError::for_table(e, ident))?;
+    let (bucket, namespace, name) = ctx.table_path(prefix, ident)?;
+    ctx.catalog().table_by_path(&bucket, &namespace, &name).await.map_err(|e| IcebergError::for_table(e, ident))?;
     Ok(Reply::no_content())
 }
 

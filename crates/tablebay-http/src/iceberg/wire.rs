@@ -203,6 +203,9 @@ pub(crate) struct TokenRequest {
     #[serde(default)]
     #[allow(dead_code)]
     pub scope: Option<String>,
+    /// Token exchange (Java refreshes its token this way): the token to exchange.
+    #[serde(default)]
+    pub subject_token: Option<String>,
 }
 
 /// Its answer (RFC 6749 §5.1 plus Iceberg's `issued_token_type`).

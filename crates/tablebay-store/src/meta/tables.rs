@@ -9,7 +9,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use uuid::Uuid;
 
-use super::MetaStore;
+use super::{BucketRecord, MetaStore};
 use super::codec::{self, Tx, insert_error};
 use crate::StoreError;
 
@@ -290,6 +290,46 @@ impl MetaStore {
             .await?;
         tx.commit().await?;
         Ok(table)
+    }
+}
+
+impl MetaStore {
+    /// The table `name` of namespace `namespace` of bucket `bucket` of `account_id`, with its bucket, in one
+    /// query (the Iceberg REST load path, where a missing bucket, namespace or table are all "no such table").
+    pub async fn table_by_path(
+        &self,
+        account_id: &str,
+        bucket: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<(BucketRecord, TableRecord)>, StoreError> {
+        let row = sqlx::query(
+            "SELECT t.id AS id, t.bucket_id AS bucket_id, t.namespace_id AS namespace_id, n.name AS namespace_name, \
+                    t.name AS name, t.format AS format, t.version_token AS version_token, \
+                    t.metadata_location AS metadata_location, t.warehouse_location AS warehouse_location, \
+                    t.created_at_ms AS created_at_ms, t.created_by AS created_by, \
+                    t.modified_at_ms AS modified_at_ms, t.modified_by AS modified_by, \
+                    b.account_id AS bucket_account_id, b.name AS bucket_name, b.created_at_ms AS bucket_created_at_ms \
+             FROM table_buckets b \
+             JOIN namespaces n ON n.bucket_id = b.id \
+             JOIN tables t ON t.namespace_id = n.id \
+             WHERE b.account_id = $1 AND b.name = $2 AND n.name = $3 AND t.name = $4",
+        )
+        .bind(account_id)
+        .bind(bucket)
+        .bind(namespace)
+        .bind(name)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let table = table_from_row(&row)?;
+        let bucket = BucketRecord {
+            id: table.bucket_id,
+            account_id: codec::text(&row, "bucket_account_id")?,
+            name: codec::text(&row, "bucket_name")?,
+            created_at: codec::time(&row, "bucket_created_at_ms")?,
+        };
+        Ok(Some((bucket, table)))
     }
 }
 

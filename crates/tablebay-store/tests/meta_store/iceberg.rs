@@ -101,3 +101,20 @@ pub(crate) async fn idempotency_records(env: Env) {
     assert_eq!(store.sweep_idempotency_records(later).await.unwrap(), 1);
     assert_eq!(store.idempotency_record("111122223333", "k1", later).await.unwrap().unwrap().body, "third");
 }
+
+pub(crate) async fn tables_by_path(env: Env) {
+    let store = &env.store;
+    let (b, ns) = bucket_with_namespace(store).await;
+    let t = table(&ns, "t1");
+    store.insert_table(&t).await.unwrap();
+    let (bucket, found) = store.table_by_path("111122223333", "bucket", "ns", "t1").await.unwrap().unwrap();
+    assert_eq!((bucket, found), (b.clone(), t));
+    for (account, bucket, namespace, name) in [
+        ("999999999999", "bucket", "ns", "t1"),
+        ("111122223333", "other", "ns", "t1"),
+        ("111122223333", "bucket", "nx", "t1"),
+        ("111122223333", "bucket", "ns", "t2"),
+    ] {
+        assert_eq!(store.table_by_path(account, bucket, namespace, name).await.unwrap(), None, "{bucket}/{namespace}/{name}");
+    }
+}

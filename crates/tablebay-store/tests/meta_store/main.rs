@@ -84,6 +84,7 @@ suite!(
     objects::race_part_against_complete,
     iceberg::views_crud,
     iceberg::idempotency_records,
+    iceberg::tables_by_path,
 );
 
 async fn with_sqlite<F, Fut>(case: F)

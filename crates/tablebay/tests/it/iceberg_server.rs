@@ -258,6 +258,13 @@ async fn oauth_tokens_authenticate_as_the_access_key() {
     let listed = server.http.get(format!("{}/iceberg/v1/{p}/namespaces", server.tables_url)).bearer_auth(bearer).send().await.unwrap();
     assert_eq!(listed.status(), StatusCode::OK);
 
+    // Java refreshes with a token exchange.
+    let exchange = format!("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange&subject_token={bearer}\
+                            &subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token");
+    let refreshed = server.http.post(&token_url).bearer_auth(bearer).body(exchange).send().await.unwrap();
+    assert_eq!(refreshed.status(), StatusCode::OK);
+    assert!(refreshed.json::<Value>().await.unwrap()["access_token"].as_str().unwrap().starts_with("tb1."));
+
     let bad = server.http.post(&token_url).body(format!("grant_type=client_credentials&client_id={ACCESS_KEY}&client_secret=nope"))
         .send().await.unwrap();
     assert_eq!(bad.status(), StatusCode::UNAUTHORIZED);
