@@ -16,3 +16,4 @@ mod tagging;
 mod wire;
 
 pub(crate) use dispatch::handle;
+pub(crate) use router::query_pairs;
