@@ -99,7 +99,8 @@ def test_clock_skew(s3env, tables2, raw_s3):
     assert resp.status == 403 and resp.error_code() == "RequestTimeTooSkewed", resp.text
 
 
-def test_signed_for_another_service_or_region(s3env, tables2):
+def test_signed_for_another_region(s3env, tables2):
+    """S3 answers AuthorizationHeaderMalformed when the credential scope names another region."""
     a, _ = tables2
     wrong_region = RawS3(s3env.s3_url, region="eu-west-1")
     resp = wrong_region.request("GET", key_path(a.bucket, "secret.txt"))
