@@ -108,6 +108,14 @@ def test_signed_for_another_region(s3env, tables2):
     assert resp.error_code() in ("AuthorizationHeaderMalformed", "SignatureDoesNotMatch", "AccessDenied"), resp.text
 
 
+def test_signed_for_another_service(s3env, tables2):
+    """A signature scoped to `s3tables` (the control plane's service) is not valid on the S3 listener."""
+    a, _ = tables2
+    resp = RawS3(s3env.s3_url, service="s3tables").request("GET", key_path(a.bucket, "secret.txt"))
+    assert resp.status in (400, 403) and resp.body != b"A's secret", (resp.status, resp.text)
+    assert resp.error_code() in ("AuthorizationHeaderMalformed", "SignatureDoesNotMatch", "AccessDenied"), resp.text
+
+
 @pytest.mark.parametrize("bucket", [
     "not-a-table-bucket", "my-bucket", f"{uuid.uuid4()}--table-s3", f"{uuid.uuid4()}",
 ])
