@@ -99,11 +99,20 @@ def test_clock_skew(s3env, tables2, raw_s3):
     assert resp.status == 403 and resp.error_code() == "RequestTimeTooSkewed", resp.text
 
 
-def test_signed_for_another_service_or_region(s3env, tables2):
+def test_signed_for_another_region(s3env, tables2):
+    """S3 answers AuthorizationHeaderMalformed when the credential scope names another region."""
     a, _ = tables2
     wrong_region = RawS3(s3env.s3_url, region="eu-west-1")
     resp = wrong_region.request("GET", key_path(a.bucket, "secret.txt"))
     assert resp.status in (400, 403), resp.text
+    assert resp.error_code() in ("AuthorizationHeaderMalformed", "SignatureDoesNotMatch", "AccessDenied"), resp.text
+
+
+def test_signed_for_another_service(s3env, tables2):
+    """A signature scoped to `s3tables` (the control plane's service) is not valid on the S3 listener."""
+    a, _ = tables2
+    resp = RawS3(s3env.s3_url, service="s3tables").request("GET", key_path(a.bucket, "secret.txt"))
+    assert resp.status in (400, 403) and resp.body != b"A's secret", (resp.status, resp.text)
     assert resp.error_code() in ("AuthorizationHeaderMalformed", "SignatureDoesNotMatch", "AccessDenied"), resp.text
 
 
@@ -322,3 +331,37 @@ def test_virtual_host_style(s3env, tables2, raw_s3):
     host = f"{a.bucket}.localhost:{raw_s3.port}"
     resp = raw_s3.request("GET", "/secret.txt", headers={"host": host})
     assert resp.status == 200 and resp.body == b"A's secret", (resp.status, resp.text)
+
+
+def test_small_gets_on_a_kept_alive_connection_are_not_delayed(s3env, tables2, raw_s3):
+    """A GET of a small object on a reused connection must not wait for the client's delayed ACK: the
+    response head and a small body written as two segments without TCP_NODELAY stall up to ~40 ms each
+    (Nagle's algorithm), and small GETs are what Iceberg metadata and manifest reads are. 40 GETs of
+    100 B – 16 KiB objects take a few ms each; the bound on their median allows 10x that."""
+    import http.client
+    import time
+
+    a, _ = tables2
+    sizes = [100, 1000, 4096, 16384]
+    for size in sizes:
+        s3env.client().put_object(Bucket=a.bucket, Key=f"small-{size}", Body=b"s" * size)
+    conn = http.client.HTTPConnection(raw_s3.host, raw_s3.port, timeout=30)
+    timings = []
+    try:
+        for i in range(41):
+            size = sizes[i % len(sizes)]
+            path = key_path(a.bucket, f"small-{size}")
+            headers, *_ = raw_s3.sign_headers("GET", path, None, {}, "UNSIGNED-PAYLOAD")
+            headers.pop("host")
+            start = time.perf_counter()
+            conn.request("GET", path, headers=headers)
+            resp = conn.getresponse()
+            assert resp.status == 200 and len(resp.read()) == size
+            if i:  # the first request opened the connection
+                timings.append((time.perf_counter() - start, size))
+    finally:
+        conn.close()
+    median = sorted(t for t, _ in timings)[len(timings) // 2]
+    slow = sorted({size for t, size in timings if t > 0.02})
+    assert median < 0.02, (f"median small GET on a kept-alive connection took {median * 1000:.1f} ms; slow sizes "
+                           f"{slow} (Nagle + delayed ACK: the server should set TCP_NODELAY)")

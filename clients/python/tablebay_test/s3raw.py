@@ -75,7 +75,8 @@ class RawS3:
     """Signed requests to one S3 listener (`base_url` = `http://127.0.0.1:PORT`)."""
 
     def __init__(self, base_url: str, access_key: str = ACCESS_KEY_ID, secret_key: str = SECRET_ACCESS_KEY,
-                 region: str = REGION):
+                 region: str = REGION, service: str = "s3"):
+        self.service = service
         self.base_url = base_url.rstrip("/")
         parts = urlsplit(self.base_url)
         self.host = parts.hostname
@@ -90,12 +91,12 @@ class RawS3:
     def _scope(self, when: dt.datetime) -> tuple[str, str, str]:
         amz_date = when.strftime("%Y%m%dT%H%M%SZ")
         day = amz_date[:8]
-        return amz_date, day, f"{day}/{self.region}/s3/aws4_request"
+        return amz_date, day, f"{day}/{self.region}/{self.service}/aws4_request"
 
     def _signing_key(self, day: str, secret: str | None = None) -> bytes:
         k = _hmac(("AWS4" + (secret or self.secret_key)).encode(), day)
         k = _hmac(k, self.region)
-        k = _hmac(k, "s3")
+        k = _hmac(k, self.service)
         return _hmac(k, "aws4_request")
 
     def _signature(self, day: str, string_to_sign: str) -> str:
