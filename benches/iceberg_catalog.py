@@ -75,6 +75,28 @@ class BenchServer(TablebayServer):
         env["TABLEBAY_LOG"] = self.log_filter
         return env
 
+    def start(self, timeout: float = 60.0) -> "BenchServer":
+        """Like TablebayServer.start, but stdout goes straight to the log file: with the shipped `info` filter the
+        server logs a line per request, and a Python thread relaying that pipe would cost the client CPU (or, if it
+        fell behind, stall the server on a full pipe)."""
+        import subprocess
+        from tablebay_test.server import READY_LINE
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "w", encoding="utf-8")
+        self._proc = subprocess.Popen(self.command(), env=self.environment(), stdin=subprocess.DEVNULL,
+                                      stdout=log, stderr=log, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        urls: dict[str, str] = {}
+        while len(urls) < 2:
+            if time.monotonic() > deadline or self._proc.poll() is not None:
+                raise RuntimeError(f"server not ready: {self.log_tail()}")
+            for m in READY_LINE.finditer(self.log_path.read_text(errors="replace")):
+                urls[m.group(1)] = m.group(2).rstrip("/")
+            time.sleep(0.05)  # polling a file for the ready lines, bounded by the deadline above
+        self.tables_url, self.s3_url = urls["tables"], urls["s3"]
+        return self
+
     def cpu_seconds(self) -> float:
         """utime + stime of the server process, from /proc."""
         assert self._proc is not None
