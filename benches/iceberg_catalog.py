@@ -10,7 +10,7 @@ What it measures (targets of the issue on a 2-core machine: ≥ 5,000 loads/s, �
 - `loadTable`: `GET /iceberg/v1/{prefix}/namespaces/bench/tables/t100` of a table with 100 snapshots, for
   `--seconds`, with 1 and with 16 concurrent clients (one keep-alive connection each, one process each);
   requests/s and p50/p99 latency.
-- sequential commits: one client commits `--commits` times in a row to a fresh table, each commit the
+- sequential commits: one client commits `--commits` (200) times in a row to a fresh table, each commit the
   catalog part of an append: `assert-ref-snapshot-id(main, parent)` + `add-snapshot` + `set-snapshot-ref`.
 - contending commits: 8 writers commit the same kind of append to one table at once for `--seconds`; a
   writer that gets 409 reloads the table and tries again. Reports successful commits/s and 409s.
@@ -294,7 +294,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--snapshots", type=int, default=100, help="snapshots of the loaded table")
     parser.add_argument("--snapshots-via", choices=["raw", "pyiceberg"], default="raw")
-    parser.add_argument("--commits", type=int, default=500, help="sequential commits")
+    parser.add_argument("--commits", type=int, default=200,
+                        help="sequential commits (the table grows one snapshot per commit: 200 ≈ the 100-snapshot table on average)")
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--auth", choices=["bearer", "sigv4"], default="bearer")
