@@ -305,6 +305,7 @@ def main() -> int:
     if not args.binary.is_file():
         print(f"no release binary at {args.binary}: cargo build --release -p tablebay", file=sys.stderr)
         return 2
+    load_before = os.getloadavg()[0]
     workdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"tablebay-bench-{os.getpid()}"
     server = BenchServer(workdir, args.binary, args.log)
     server.start()
@@ -379,7 +380,8 @@ def main() -> int:
         server.stop()
 
     print(f"\nTablebay Iceberg catalog benchmark: {args.binary}, {os.cpu_count()} CPUs, auth {args.auth}, "
-          f"TABLEBAY_LOG={args.log}, {args.seconds:.0f} s per timed phase, snapshots via {args.snapshots_via}\n")
+          f"TABLEBAY_LOG={args.log}, {args.seconds:.0f} s per timed phase, snapshots via {args.snapshots_via}; "
+          f"1-min load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after\n")
     header = ("scenario", "clients", "requests", "per s", "p50 ms", "p99 ms", "errors", "srv CPU s", "cli CPU s",
               "target")
     table = [header] + [(r[0], str(r[1]), str(r[2]), f"{r[3]:.0f}", f"{r[4] * 1000:.2f}", f"{r[5] * 1000:.2f}",
