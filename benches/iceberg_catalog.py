@@ -10,7 +10,7 @@ What it measures (targets of the issue on a 2-core machine: ≥ 5,000 loads/s, �
 - `loadTable`: `GET /iceberg/v1/{prefix}/namespaces/bench/tables/t100` of a table with 100 snapshots, for
   `--seconds`, with 1 and with 16 concurrent clients (one keep-alive connection each, one process each);
   requests/s and p50/p99 latency.
-- sequential commits: one client commits `--commits` times in a row to a fresh table, each commit the
+- sequential commits: one client commits `--commits` (200) times in a row to a fresh table, each commit the
   catalog part of an append: `assert-ref-snapshot-id(main, parent)` + `add-snapshot` + `set-snapshot-ref`.
 - contending commits: 8 writers commit the same kind of append to one table at once for `--seconds`; a
   writer that gets 409 reloads the table and tries again. Reports successful commits/s and 409s.
@@ -74,6 +74,28 @@ class BenchServer(TablebayServer):
         env = super().environment()
         env["TABLEBAY_LOG"] = self.log_filter
         return env
+
+    def start(self, timeout: float = 60.0) -> "BenchServer":
+        """Like TablebayServer.start, but stdout goes straight to the log file: with the shipped `info` filter the
+        server logs a line per request, and a Python thread relaying that pipe would cost the client CPU (or, if it
+        fell behind, stall the server on a full pipe)."""
+        import subprocess
+        from tablebay_test.server import READY_LINE
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "w", encoding="utf-8")
+        self._proc = subprocess.Popen(self.command(), env=self.environment(), stdin=subprocess.DEVNULL,
+                                      stdout=log, stderr=log, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        urls: dict[str, str] = {}
+        while len(urls) < 2:
+            if time.monotonic() > deadline or self._proc.poll() is not None:
+                raise RuntimeError(f"server not ready: {self.log_tail()}")
+            for m in READY_LINE.finditer(self.log_path.read_text(errors="replace")):
+                urls[m.group(1)] = m.group(2).rstrip("/")
+            time.sleep(0.05)  # polling a file for the ready lines, bounded by the deadline above
+        self.tables_url, self.s3_url = urls["tables"], urls["s3"]
+        return self
 
     def cpu_seconds(self) -> float:
         """utime + stime of the server process, from /proc."""
@@ -272,7 +294,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--snapshots", type=int, default=100, help="snapshots of the loaded table")
     parser.add_argument("--snapshots-via", choices=["raw", "pyiceberg"], default="raw")
-    parser.add_argument("--commits", type=int, default=500, help="sequential commits")
+    parser.add_argument("--commits", type=int, default=200,
+                        help="sequential commits (the table grows one snapshot per commit: 200 ≈ the 100-snapshot table on average)")
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--auth", choices=["bearer", "sigv4"], default="bearer")
@@ -282,6 +305,7 @@ def main() -> int:
     if not args.binary.is_file():
         print(f"no release binary at {args.binary}: cargo build --release -p tablebay", file=sys.stderr)
         return 2
+    load_before = os.getloadavg()[0]
     workdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"tablebay-bench-{os.getpid()}"
     server = BenchServer(workdir, args.binary, args.log)
     server.start()
@@ -356,7 +380,8 @@ def main() -> int:
         server.stop()
 
     print(f"\nTablebay Iceberg catalog benchmark: {args.binary}, {os.cpu_count()} CPUs, auth {args.auth}, "
-          f"TABLEBAY_LOG={args.log}, {args.seconds:.0f} s per timed phase, snapshots via {args.snapshots_via}\n")
+          f"TABLEBAY_LOG={args.log}, {args.seconds:.0f} s per timed phase, snapshots via {args.snapshots_via}; "
+          f"1-min load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after\n")
     header = ("scenario", "clients", "requests", "per s", "p50 ms", "p99 ms", "errors", "srv CPU s", "cli CPU s",
               "target")
     table = [header] + [(r[0], str(r[1]), str(r[2]), f"{r[3]:.0f}", f"{r[4] * 1000:.2f}", f"{r[5] * 1000:.2f}",
