@@ -218,6 +218,11 @@ def test_bad_trailer_signature_is_rejected(s3env_both, table, raw):
     assert_absent(s3env_both.client(), table.bucket, key)
 
 
+@pytest.mark.xfail(
+    reason="server gap: an aws-chunked body whose decoded length differs from x-amz-decoded-content-length is "
+    "stored instead of rejected with IncompleteBody (s3s 0.14 does not compare them)",
+    strict=False,
+)
 def test_decoded_length_mismatch_is_rejected(s3env_both, table, raw):
     key = "forms/short"
     data = pattern(10_000)
