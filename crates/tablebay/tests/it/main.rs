@@ -1,14 +1,11 @@
 //! Integration tests: each starts the real `tablebay` binary on ephemeral ports with a fresh data directory
 //! and drives it over HTTP with SigV4-signed requests (the client-side signer of `tablebay-auth`).
-// Test helpers outside #[test] functions are not covered by clippy.toml's allow-*-in-tests.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 // The whole target is test code, but clippy's `allow-*-in-tests` only covers `#[test]` functions, not the
 // helpers the test modules share.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod control_plane;
-mod s3;
 mod iceberg_clients_rust;
 mod iceberg_server;
+mod s3;
 mod server;
