@@ -13,7 +13,7 @@ use s3s::config::{S3Config, StaticConfigProvider};
 use s3s::service::{S3Service, S3ServiceBuilder};
 use tower::ServiceExt;
 
-use super::auth::{KeyStore, TableAccess, TableHost};
+use super::auth::{KeyStore, TableAccess, TableHost, check_scope};
 use super::service::DataPlane;
 use crate::state::AppState;
 
@@ -74,7 +74,21 @@ async fn handle(State((app, service)): State<(AppState, S3Service)>, mut request
     let context = RequestContext::new();
     request.extensions_mut().insert(context.clone());
     let method = request.method().clone();
-    let mut response = match service.oneshot(request).await {
+    // boto3 sends PutObject and UploadPart with `Expect: 100-continue` and, given a final error instead of 100,
+    // never sends the body; the connection must then close, or the next request's bytes are read as that body.
+    let expects_continue = request
+        .headers()
+        .get(http::header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    let scope = check_scope(request.headers(), request.uri().query(), &app.catalog.config().region);
+    let outcome = match scope {
+        Ok(()) => service.oneshot(request).await,
+        Err(mut err) => {
+            err.set_request_id(context.request_id.to_string());
+            err.to_http_response().map_err(|e| s3s::HttpError::new(Box::new(e)))
+        }
+    };
+    let mut response = match outcome {
         Ok(response) => response.map(axum::body::Body::new),
         Err(e) => {
             let error_id = uuid::Uuid::new_v4();
@@ -82,6 +96,9 @@ async fn handle(State((app, service)): State<(AppState, S3Service)>, mut request
             (StatusCode::INTERNAL_SERVER_ERROR, format!("internal error {error_id}")).into_response()
         }
     };
+    if expects_continue && (response.status().is_client_error() || response.status().is_server_error()) {
+        response.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    }
     if response.status() == StatusCode::NOT_MODIFIED {
         // s3s renders NotModified like any error, as an XML body; a 304 carries none (RFC 9110 §15.4.5).
         let headers = response.headers_mut();
