@@ -259,7 +259,7 @@ fn root_credentials(
     const ID_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
     const SECRET_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let pick = |alphabet: &[u8], n: usize| -> String {
-        (0..n).map(|_| char::from(alphabet[rand::random_range(0..alphabet.len())])).collect()
+        (0..n).filter_map(|_| alphabet.get(rand::random_range(0..alphabet.len())).copied().map(char::from)).collect()
     };
     let stored = StoredRootCredentials {
         access_key_id: format!("TBRK{}", pick(ID_ALPHABET, 16)),
