@@ -161,6 +161,14 @@ class Server:
                 time.sleep(0.02)
         self.tables_url, self.s3_url = urls["tables"], urls["s3"]
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far (Linux /proc)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return float("nan")
+
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -328,8 +336,10 @@ def main() -> int:
                     deadline = time.time() + args.seconds
                     # GET reads back exactly what each client wrote.
                     counts = [count] * clients if op == "PUT" else cell["PUT"]["per_client"]
+                    cpu0 = server.cpu_seconds()
                     cell[op] = run_parallel(_s3_worker, [(op, server.s3_url, bucket, prefix, w, size, counts[w],
                                                           deadline) for w in range(clients)])
+                    cell[op]["server_cpu"] = server.cpu_seconds() - cpu0
                 for mode in ("nofsync", "fsync"):
                     directory = work / f"plain-{mode}-{size}-{clients}"
                     deadline = time.time() + args.seconds
@@ -348,7 +358,7 @@ def main() -> int:
     print(f"S3 data plane (release binary, {os.cpu_count()} cores, data dir and plain copies on one disk; "
           f"client: raw SigV4 http.client, UNSIGNED-PAYLOAD, one process per client)")
     header = (f"{'size':>7} {'clients':>7} | {'PUT obj/s':>10} {'PUT MiB/s':>10} | {'GET obj/s':>10} {'GET MiB/s':>10}"
-              f" | {'copy obj/s':>10} {'copy MiB/s':>10} {'copy+fsync':>10} | {'PUT/copy':>8}")
+              f" | {'copy obj/s':>10} {'copy MiB/s':>10} {'copy+fsync':>10} | {'PUT/copy':>8} | {'srv CPU PUT':>11} {'GET':>5}")
     print(header)
     print("-" * len(header))
     for cell in rows:
@@ -365,8 +375,11 @@ def main() -> int:
         cell["ratio"] = pm / cm if cm else 0.0
         errors = put["errors"] + get["errors"]
         print(f"{human(cell['size']):>7} {cell['clients']:>7} | {po:>10.0f} {pm:>10.1f} | {go:>10.0f} {gm:>10.1f}"
-              f" | {co:>10.0f} {cm:>10.1f} {cfm:>10.1f} | {cell['ratio']:>7.0%}" + (f"  ({errors} errors)" if errors else ""))
+              f" | {co:>10.0f} {cm:>10.1f} {cfm:>10.1f} | {cell['ratio']:>7.0%} | "
+              f"{put['server_cpu'] / max(put['seconds'], 1e-9):>10.0%} {get['server_cpu'] / max(get['seconds'], 1e-9):>5.0%}" + (f"  ({errors} errors)" if errors else ""))
     print(f"cp of a 64 MiB file: {cp_mibs:.1f} MiB/s")
+    print("srv CPU: the server's CPU time over the cell's wall time (200% = both of 2 cores); load average "
+          f"at the end: {os.getloadavg()[0]:.1f}")
     large = [c for c in rows if c["size"] == 64 * MIB]
     small16 = next(c for c in rows if c["size"] == 4 * KIB and c["clients"] == 16)
     best_large = max(c["ratio"] for c in large)

@@ -8,7 +8,16 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root/clients/jvm"
 
-command -v mvn >/dev/null || { echo "jvm-build: mvn not found (Maven 3.8+ and Java 17 are needed)" >&2; exit 1; }
+if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then
+    # A machine without them: Debian's packages (Maven 3.8, and a JDK >= 17) when we may install.
+    if command -v apt-get >/dev/null && [[ "$(id -u)" == 0 ]]; then
+        echo "jvm-build: installing maven and a JDK with apt-get" >&2
+        apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven default-jdk-headless >&2
+    else
+        echo "jvm-build: mvn or java not found (Maven 3.8+ and Java 17+ are needed)" >&2
+        exit 1
+    fi
+fi
 args=(-q -B -Dstyle.color=never package)
 if [[ -n "${MAVEN_REPO_LOCAL:-}" ]]; then
     args+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")

@@ -197,7 +197,7 @@ class RawS3:
             algorithm = "CRC32"
         hdrs = {k.lower(): v for k, v in (headers or {}).items()}
         hdrs["content-encoding"] = "aws-chunked"
-        hdrs["x-amz-decoded-content-length"] = str(len(data))
+        hdrs.setdefault("x-amz-decoded-content-length", str(len(data)))  # a test may claim another length
         trailer_name = None
         if form in trailer_forms:
             trailer_name = f"x-amz-checksum-{algorithm.lower()}"

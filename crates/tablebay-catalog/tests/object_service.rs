@@ -104,8 +104,8 @@ async fn put_verifies_before_publishing() {
     let data = vec![7u8; 600_000];
     let md5 = md5_of(&data);
     // Wrong MD5, wrong CRC32 (in a header and in a trailer), short body: rejected, nothing visible, no blob left.
-    type Case = (ObjectBody, fn(&ObjectError) -> bool);
-    let cases: Vec<Case> = vec![
+    type Expect = fn(&ObjectError) -> bool;
+    let cases: Vec<(ObjectBody, Expect)> = vec![
         (ObjectBody { content_md5: Some(b64(&[0; 16])), ..body(&data, 65536) }, |e| matches!(e, ObjectError::BadDigest)),
         (ObjectBody { content_md5: Some("zz".into()), ..body(&data, 65536) }, |e| matches!(e, ObjectError::InvalidDigest)),
         (

@@ -22,9 +22,6 @@ use http::{HeaderValue, StatusCode, header};
 
 pub use iceberg::IcebergSettings;
 pub use observe::Metrics;
-
-/// Decoded query pairs, shared by the surfaces that route on raw queries.
-pub(crate) use control_plane::query_pairs as control_plane_query_pairs;
 pub use state::{AppState, Identities, Secret};
 
 /// The router of the tables listener.

@@ -16,4 +16,3 @@ mod tagging;
 mod wire;
 
 pub(crate) use dispatch::handle;
-pub(crate) use router::query_pairs;

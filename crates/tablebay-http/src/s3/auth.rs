@@ -83,6 +83,73 @@ pub(crate) fn authorize(principal: &Principal, action: DataAction, table: &Table
     }
 }
 
+/// Longest validity of a presigned URL: 7 days, as S3.
+const MAX_PRESIGNED_EXPIRY_SECS: u64 = 604_800;
+
+/// Checks what s3s's verifier leaves open in a SigV4 credential scope: the region must be this server's (a
+/// signature for another region is AWS's `AuthorizationHeaderMalformed`), the service `s3` (s3s would answer a
+/// control-plane `s3tables` scope with 501), and a presigned URL may live at most 7 days. Requests without a
+/// SigV4 credential pass (s3s rejects them or treats them as anonymous).
+pub(crate) fn check_scope(headers: &http::HeaderMap, query: Option<&str>, region: &str) -> Result<(), S3Error> {
+    let from_header = headers
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| v.starts_with("AWS4-"))
+        .and_then(|v| v.split("Credential=").nth(1))
+        .map(|rest| rest.split([',', ' ']).next().unwrap_or_default().to_string());
+    let mut from_query = None;
+    let mut expires = None;
+    for (name, value) in url_pairs(query.unwrap_or_default()) {
+        if name.eq_ignore_ascii_case("X-Amz-Credential") {
+            from_query = Some(value);
+        } else if name.eq_ignore_ascii_case("X-Amz-Expires") {
+            expires = Some(value);
+        }
+    }
+    let (credential, code) = match (from_header, from_query) {
+        (Some(credential), _) => (credential, "AuthorizationHeaderMalformed"),
+        (None, Some(credential)) => (credential, "AuthorizationQueryParametersError"),
+        (None, None) => return Ok(()),
+    };
+    let malformed = |message: String| {
+        let mut err = S3Error::with_message(code.parse().unwrap_or(S3ErrorCode::InvalidRequest), message);
+        err.set_status_code(http::StatusCode::BAD_REQUEST);
+        err
+    };
+    // <key>/<date>/<region>/<service>/aws4_request; the key id itself may not contain '/'.
+    let parts: Vec<&str> = credential.split('/').collect();
+    let [_, _, signed_region, service, "aws4_request"] = parts.as_slice() else {
+        return Err(malformed(format!("The credential {credential:?} is malformed")));
+    };
+    if *signed_region != region {
+        return Err(malformed(format!("The authorization header is malformed; the region '{signed_region}' is wrong; expecting '{region}'")));
+    }
+    if *service != "s3" {
+        return Err(malformed(format!("The credential is scoped to service '{service}'; expecting 's3'")));
+    }
+    if let Some(expires) = expires {
+        match expires.parse::<u64>() {
+            Ok(secs) if secs <= MAX_PRESIGNED_EXPIRY_SECS => {}
+            Ok(_) => {
+                return Err(malformed(format!(
+                    "X-Amz-Expires must be less than a week (in seconds) that is {MAX_PRESIGNED_EXPIRY_SECS}"
+                )));
+            }
+            Err(_) => return Err(malformed("X-Amz-Expires should be a number".to_string())),
+        }
+    }
+    Ok(())
+}
+
+/// The decoded name/value pairs of a query string.
+fn url_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    query.split('&').filter(|p| !p.is_empty()).map(|pair| {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+        (decode(name), decode(value))
+    })
+}
+
 /// Who is calling and which table the bucket is, established once per request by [`TableAccess`].
 #[derive(Clone, Debug)]
 pub(crate) struct S3Context {
@@ -234,6 +301,36 @@ mod tests {
             assert_eq!(denied.code(), &S3ErrorCode::AccessDenied);
             assert!(authorize(&principal("444455556666", PrincipalKind::InstanceRoot), action, &t).is_ok());
         }
+    }
+
+    #[test]
+    fn credential_scopes() {
+        let header = |credential: &str| {
+            let mut h = http::HeaderMap::new();
+            let value = format!("AWS4-HMAC-SHA256 Credential={credential}, SignedHeaders=host, Signature=ab");
+            h.insert(http::header::AUTHORIZATION, value.parse().unwrap());
+            h
+        };
+        let none = http::HeaderMap::new();
+        let code = |r: Result<(), S3Error>| r.err().map(|e| e.code().as_str().to_string());
+        assert_eq!(code(check_scope(&header("AK/20260101/us-east-1/s3/aws4_request"), None, "us-east-1")), None);
+        assert_eq!(
+            code(check_scope(&header("AK/20260101/eu-west-1/s3/aws4_request"), None, "us-east-1")).as_deref(),
+            Some("AuthorizationHeaderMalformed")
+        );
+        assert!(check_scope(&header("AK/20260101/us-east-1/s3tables/aws4_request"), None, "us-east-1").is_err());
+        assert!(check_scope(&header("garbage"), None, "us-east-1").is_err());
+        let query = |expires: &str| {
+            format!("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Expires={expires}")
+        };
+        assert_eq!(code(check_scope(&none, Some(&query("604800")), "us-east-1")), None);
+        assert_eq!(
+            code(check_scope(&none, Some(&query("604801")), "us-east-1")).as_deref(),
+            Some("AuthorizationQueryParametersError")
+        );
+        assert!(check_scope(&none, Some(&query("soon")), "us-east-1").is_err());
+        assert_eq!(code(check_scope(&none, Some("list-type=2"), "us-east-1")), None);
+        assert_eq!(code(check_scope(&none, None, "us-east-1")), None);
     }
 
     #[test]

@@ -13,9 +13,7 @@ use s3s::config::{S3Config, StaticConfigProvider};
 use s3s::service::{S3Service, S3ServiceBuilder};
 use tower::ServiceExt;
 
-use tablebay_auth::{AuthError, SigV4Verifier};
-
-use super::auth::{KeyStore, TableAccess, TableHost};
+use super::auth::{KeyStore, TableAccess, TableHost, check_scope};
 use super::service::DataPlane;
 use crate::state::AppState;
 
@@ -67,72 +65,40 @@ pub(crate) fn router(state: AppState) -> Router {
     config.xml_max_body_size = MAX_XML_BODY_BYTES;
     builder.set_config(Arc::new(StaticConfigProvider::new(Arc::new(config))));
     let service = builder.build();
-    let scope = Arc::new(SigV4Verifier::new(state.catalog.config().region.clone(), &["s3"]));
-    Router::new().fallback(handle).with_state((state, service, scope))
-}
-
-/// s3s 0.14 checks neither the credential scope's region and service nor the 7-day limit of presigned URLs;
-/// tablebay-auth's parser does (signatures themselves are still verified by s3s). Requests it cannot parse are
-/// left to s3s, which knows forms (SigV2, POST policy) this parser does not.
-fn scope_error(scope: &SigV4Verifier, request: &Request, request_id: &str) -> Option<Response> {
-    let (parts, ()) = {
-        let mut builder = http::Request::builder().method(request.method()).uri(request.uri());
-        for (name, value) in request.headers() {
-            builder = builder.header(name, value);
-        }
-        builder.body(()).ok()?.into_parts()
-    };
-    let query = crate::control_plane_query_pairs(parts.uri.query());
-    let presigned = query.iter().any(|(k, _)| k == "X-Amz-Signature");
-    let expires = query.iter().find(|(k, _)| k == "X-Amz-Expires").and_then(|(_, v)| v.parse::<u64>().ok());
-    let (status, code, message) = match scope.parse(&parts, chrono::Utc::now()) {
-        _ if presigned && expires.is_some_and(|secs| secs > 604_800) => (
-            StatusCode::BAD_REQUEST,
-            "AuthorizationQueryParametersError",
-            "X-Amz-Expires must be less than a week (in seconds) that is 604800".to_string(),
-        ),
-        Ok(_) | Err(AuthError::Missing | AuthError::Malformed(_) | AuthError::UnknownAccessKey) => return None,
-        Err(AuthError::SignatureMismatch) => return None,
-        Err(AuthError::ScopeMismatch(why)) if presigned => {
-            (StatusCode::BAD_REQUEST, "AuthorizationQueryParametersError", why)
-        }
-        Err(AuthError::ScopeMismatch(why)) => (StatusCode::BAD_REQUEST, "AuthorizationHeaderMalformed", why),
-        Err(AuthError::RequestExpired) if presigned => {
-            (StatusCode::FORBIDDEN, "AccessDenied", "Request has expired".to_string())
-        }
-        Err(AuthError::RequestExpired) => (
-            StatusCode::FORBIDDEN,
-            "RequestTimeTooSkewed",
-            "The difference between the request time and the server's time is too large.".to_string(),
-        ),
-    };
-    let body = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code><Message>{}</Message><RequestId>{request_id}</RequestId></Error>",
-        message.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-    );
-    Some((status, [(http::header::CONTENT_TYPE, "application/xml")], body).into_response())
+    Router::new().fallback(handle).with_state((state, service))
 }
 
 /// Runs one request through s3s with a request id, then logs and counts it.
-async fn handle(
-    State((app, service, scope)): State<(AppState, S3Service, Arc<SigV4Verifier>)>,
-    mut request: Request,
-) -> Response {
+async fn handle(State((app, service)): State<(AppState, S3Service)>, mut request: Request) -> Response {
     let started = Instant::now();
     let context = RequestContext::new();
     request.extensions_mut().insert(context.clone());
     let method = request.method().clone();
-    let mut response = match scope_error(&scope, &request, &context.request_id) {
-        Some(rejected) => rejected,
-        None => match service.oneshot(request).await {
-            Ok(response) => response.map(axum::body::Body::new),
-            Err(e) => {
-                let error_id = uuid::Uuid::new_v4();
-                tracing::error!(%error_id, error = ?e, "s3 service failed");
-                (StatusCode::INTERNAL_SERVER_ERROR, format!("internal error {error_id}")).into_response()
-            }
-        },
+    // boto3 sends PutObject and UploadPart with `Expect: 100-continue` and, given a final error instead of 100,
+    // never sends the body; the connection must then close, or the next request's bytes are read as that body.
+    let expects_continue = request
+        .headers()
+        .get(http::header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    let scope = check_scope(request.headers(), request.uri().query(), &app.catalog.config().region);
+    let outcome = match scope {
+        Ok(()) => service.oneshot(request).await,
+        Err(mut err) => {
+            err.set_request_id(context.request_id.to_string());
+            err.to_http_response().map_err(|e| s3s::HttpError::new(Box::new(e)))
+        }
     };
+    let mut response = match outcome {
+        Ok(response) => response.map(axum::body::Body::new),
+        Err(e) => {
+            let error_id = uuid::Uuid::new_v4();
+            tracing::error!(%error_id, error = ?e, "s3 service failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, format!("internal error {error_id}")).into_response()
+        }
+    };
+    if expects_continue && (response.status().is_client_error() || response.status().is_server_error()) {
+        response.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    }
     if response.status() == StatusCode::NOT_MODIFIED {
         // s3s renders NotModified like any error, as an XML body; a 304 carries none (RFC 9110 §15.4.5).
         let headers = response.headers_mut();

@@ -165,9 +165,20 @@ pub(crate) fn object_body(
         Some(blob) => blob.boxed(),
         None => futures::stream::empty().boxed(),
     };
+    // For an aws-chunked body the decoded length is the object's; s3s checks neither against the chunks.
+    let decoded = headers.get("x-amz-decoded-content-length").map(|v| {
+        v.to_str()
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .ok_or_else(|| invalid_request("x-amz-decoded-content-length is not a number"))
+    });
+    let content_length = match decoded {
+        Some(decoded) => Some(decoded?),
+        None => content_length.and_then(|n| u64::try_from(n).ok()),
+    };
     Ok(ObjectBody {
         stream,
-        content_length: content_length.and_then(|n| u64::try_from(n).ok()),
+        content_length,
         content_md5,
         checksum: checksum_claim(header_checksum, headers, trailers)?,
     })

@@ -1,4 +1,6 @@
 //! A running `tablebay serve` for one test, and a small signed HTTP client for it.
+// Test helpers outside `#[test]` functions, which clippy's `allow-*-in-tests` does not cover.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
