@@ -233,11 +233,6 @@ def test_listing_of_b_never_shows_a(s3env, tables2):
 
 # --- connection reuse after an early error ---
 
-@pytest.mark.xfail(
-    reason="server gap: after an error answered before a request body was read, a few reused keep-alive "
-    "connections misread the next request (about 3 in 100); clients retry them",
-    strict=False,
-)
 def test_errors_before_the_body_keep_the_connection_usable(s3env, tables2):
     """boto3 sends PutObject/UploadPart with `Expect: 100-continue` and, when the answer is a final error,
     does not send the body and reuses the connection. The server must then close the connection or not
