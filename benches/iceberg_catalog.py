@@ -24,6 +24,7 @@ appends of a one-row Parquet file instead; the loaded document is then the same 
 The client: Python `http.client` with keep-alive, one OS process per concurrent client, authenticated with
 a bearer token from the catalog's OAuth2 client-credentials endpoint (`/iceberg/v1/oauth/tokens`), so no
 request is SigV4-signed on the client side (signing in Python would cost more than the server's work).
+`--loader wrk` drives the loadTable rows with wrk (a C load generator, Debian package `wrk`) instead.
 `--auth sigv4` signs every request with botocore's SigV4Auth instead (slower client, same server path plus
 the signature check). The client's and the server's CPU seconds are printed, so you can see whether the
 client was the limit: on 2 cores they share the machine.
@@ -37,6 +38,8 @@ import json
 import multiprocessing as mp
 import os
 import random
+import re
+import shutil
 import sys
 import time
 import urllib.parse
@@ -270,6 +273,35 @@ def commit_worker(args) -> dict:
             "cpu": cpu.user + cpu.system, "last_status": status, "last_body": body[:300].decode(errors="replace")}
 
 
+def parse_wrk_duration(text: str) -> float:
+    """`1.23ms` / `850.00us` / `1.02s` → seconds."""
+    m = re.fullmatch(r"([0-9.]+)(us|ms|s|m)", text.strip())
+    assert m, text
+    return float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[m.group(2)]
+
+
+def run_wrk(url: str, token: str, clients: int, seconds: float) -> dict:
+    """`wrk` (C, one event-loop thread) with `clients` keep-alive connections: requests, p50, p99, errors."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{max(1, int(seconds))}s", "--latency",
+                          "-H", f"Authorization: Bearer {token}", url],
+                         capture_output=True, text=True, timeout=seconds + 60, check=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    requests_done = int(re.search(r"(\d+) requests in", out).group(1))
+    p50 = parse_wrk_duration(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))
+    p99 = parse_wrk_duration(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: (.*)", out)
+    errors = int(non2xx.group(1)) if non2xx else 0
+    if socket_errors:
+        errors += sum(int(n) for n in re.findall(r"\d+", socket_errors.group(1)))
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"requests": requests_done, "p50": p50, "p99": p99, "errors": errors, "cpu": cpu}
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -299,6 +331,8 @@ def main() -> int:
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--auth", choices=["bearer", "sigv4"], default="bearer")
+    parser.add_argument("--loader", choices=["python", "wrk"], default="python",
+                        help="loadTable client: Python processes (default) or wrk (Debian package `wrk`; bearer only)")
     parser.add_argument("--log", default="info", help="TABLEBAY_LOG for the server (default: the shipped info)")
     args = parser.parse_args()
 
@@ -328,7 +362,19 @@ def main() -> int:
         assert len(loaded.get("snapshots", [])) == args.snapshots, len(loaded.get("snapshots", []))
         doc_kib = len(body) / 1024
 
+        if args.loader == "wrk" and (args.auth != "bearer" or not shutil.which("wrk")):
+            print("--loader wrk needs the wrk binary (apt-get install wrk) and --auth bearer", file=sys.stderr)
+            return 2
         for clients in args.clients:
+            if args.loader == "wrk":
+                url = server.tables_url + table_path(prefix, "t100")
+                run_wrk(url, token, clients, args.warmup)  # warm-up, not recorded
+                cpu0 = server.cpu_seconds()
+                w = run_wrk(url, token, clients, args.seconds)
+                rows.append((f"loadTable, {args.snapshots} snapshots ({doc_kib:.0f} KiB), wrk", clients,
+                             w["requests"], w["requests"] / args.seconds, w["p50"], w["p99"], w["errors"],
+                             server.cpu_seconds() - cpu0, w["cpu"], "≥ 5000/s"))
+                continue
             cpu0 = server.cpu_seconds()
             start_at = time.time() + args.warmup
             stop_at = start_at + args.seconds
