@@ -4,6 +4,14 @@
 //! `SignatureDoesNotMatch`. The wide client coverage (boto3, the Java SDK, pyarrow, aws-chunked forms,
 //! checksums, multipart) is in `clients/`; this is the `cargo test` smoke of the same surface.
 
+// Test helpers outside `#[test]` functions, which clippy's `allow-*-in-tests` does not cover.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 use http::{Method, Request, StatusCode};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -12,14 +20,39 @@ use crate::server::{ACCESS_KEY, REGION, SECRET, TestServer, seg};
 
 /// Creates a bucket, namespace and table through the control plane; returns the table's storage bucket.
 async fn new_table(server: &TestServer, bucket: &str) -> String {
-    let created: Value = server.call(Method::PUT, "/buckets", json!({"name": bucket})).await.json().await.unwrap();
+    let created: Value = server
+        .call(Method::PUT, "/buckets", json!({"name": bucket}))
+        .await
+        .json()
+        .await
+        .unwrap();
     let arn = seg(created["arn"].as_str().unwrap());
-    let ns = server.call(Method::PUT, &format!("/namespaces/{arn}"), json!({"namespace": ["data"]})).await;
+    let ns = server
+        .call(
+            Method::PUT,
+            &format!("/namespaces/{arn}"),
+            json!({"namespace": ["data"]}),
+        )
+        .await;
     assert_eq!(ns.status(), StatusCode::OK);
-    let table = server.call(Method::PUT, &format!("/tables/{arn}/data"), json!({"name": "t", "format": "ICEBERG"})).await;
+    let table = server
+        .call(
+            Method::PUT,
+            &format!("/tables/{arn}/data"),
+            json!({"name": "t", "format": "ICEBERG"}),
+        )
+        .await;
     assert_eq!(table.status(), StatusCode::OK);
-    let location: Value =
-        server.call(Method::GET, &format!("/tables/{arn}/data/t/metadata-location"), Value::Null).await.json().await.unwrap();
+    let location: Value = server
+        .call(
+            Method::GET,
+            &format!("/tables/{arn}/data/t/metadata-location"),
+            Value::Null,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
     let warehouse = location["warehouseLocation"].as_str().unwrap();
     let name = warehouse.strip_prefix("s3://").unwrap().to_string();
     assert!(name.ends_with("--table-s3"), "{warehouse}");
@@ -36,8 +69,14 @@ async fn s3(
     secret: &str,
     unsigned_payload: bool,
 ) -> reqwest::Response {
-    let mut builder = Request::builder().method(method).uri(format!("{}{path}", server.s3_url));
-    let payload = if unsigned_payload { "UNSIGNED-PAYLOAD".to_string() } else { hex::encode(Sha256::digest(body)) };
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(format!("{}{path}", server.s3_url));
+    let payload = if unsigned_payload {
+        "UNSIGNED-PAYLOAD".to_string()
+    } else {
+        hex::encode(Sha256::digest(body))
+    };
     builder = builder.header("x-amz-content-sha256", payload.as_str());
     for (name, value) in extra {
         builder = builder.header(*name, *value);
@@ -48,7 +87,16 @@ async fn s3(
     if unsigned_payload {
         sign_unsigned_payload(&mut parts, secret);
     } else {
-        tablebay_auth::signer::sign(&mut parts, body, ACCESS_KEY, secret, REGION, "s3", chrono::Utc::now()).unwrap();
+        tablebay_auth::signer::sign(
+            &mut parts,
+            body,
+            ACCESS_KEY,
+            secret,
+            REGION,
+            "s3",
+            chrono::Utc::now(),
+        )
+        .unwrap();
     }
     server.send_parts(parts, body).await
 }
@@ -67,11 +115,24 @@ fn sign_unsigned_payload(parts: &mut http::request::Parts, secret: &str) {
     let day = &amz_date[..8];
     let host = parts.uri.authority().unwrap().to_string();
     parts.headers.insert("host", host.parse().unwrap());
-    parts.headers.insert("x-amz-date", amz_date.parse().unwrap());
-    let mut names: Vec<String> = parts.headers.keys().map(|n| n.as_str().to_string()).collect();
+    parts
+        .headers
+        .insert("x-amz-date", amz_date.parse().unwrap());
+    let mut names: Vec<String> = parts
+        .headers
+        .keys()
+        .map(|n| n.as_str().to_string())
+        .collect();
     names.sort();
-    let canonical_headers: String =
-        names.iter().map(|n| format!("{n}:{}\n", parts.headers[n.as_str()].to_str().unwrap().trim())).collect();
+    let canonical_headers: String = names
+        .iter()
+        .map(|n| {
+            format!(
+                "{n}:{}\n",
+                parts.headers[n.as_str()].to_str().unwrap().trim()
+            )
+        })
+        .collect();
     let signed = names.join(";");
     let canonical = format!(
         "{}\n{}\n{}\n{canonical_headers}\n{signed}\nUNSIGNED-PAYLOAD",
@@ -80,10 +141,21 @@ fn sign_unsigned_payload(parts: &mut http::request::Parts, secret: &str) {
         parts.uri.query().unwrap_or("")
     );
     let scope = format!("{day}/{REGION}/s3/aws4_request");
-    let sts = format!("AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{}", hex::encode(Sha256::digest(canonical.as_bytes())));
-    let key = mac(&mac(&mac(&mac(format!("AWS4{secret}").as_bytes(), day), REGION), "s3"), "aws4_request");
+    let sts = format!(
+        "AWS4-HMAC-SHA256\n{amz_date}\n{scope}\n{}",
+        hex::encode(Sha256::digest(canonical.as_bytes()))
+    );
+    let key = mac(
+        &mac(
+            &mac(&mac(format!("AWS4{secret}").as_bytes(), day), REGION),
+            "s3",
+        ),
+        "aws4_request",
+    );
     let signature = hex::encode(mac(&key, &sts));
-    let auth = format!("AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/{scope}, SignedHeaders={signed}, Signature={signature}");
+    let auth = format!(
+        "AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/{scope}, SignedHeaders={signed}, Signature={signature}"
+    );
     parts.headers.insert("authorization", auth.parse().unwrap());
 }
 
@@ -99,35 +171,119 @@ async fn objects_round_trip_in_a_table_bucket() {
     let bucket = new_table(&server, "s3-smoke").await;
     let body: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
 
-    let put = s3(&server, Method::PUT, &format!("/{bucket}/data/a.bin"), &body, &[], SECRET, false).await;
+    let put = s3(
+        &server,
+        Method::PUT,
+        &format!("/{bucket}/data/a.bin"),
+        &body,
+        &[],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(put.status(), StatusCode::OK, "{:?}", put.text().await);
     let etag = put.headers()["etag"].to_str().unwrap().to_string();
-    assert!(etag.starts_with('"') && etag.ends_with('"') && etag.len() == 34, "{etag}");
+    assert!(
+        etag.starts_with('"') && etag.ends_with('"') && etag.len() == 34,
+        "{etag}"
+    );
 
-    let put2 = s3(&server, Method::PUT, &format!("/{bucket}/data/b.bin"), &body[..10], &[], SECRET, true).await;
+    let put2 = s3(
+        &server,
+        Method::PUT,
+        &format!("/{bucket}/data/b.bin"),
+        &body[..10],
+        &[],
+        SECRET,
+        true,
+    )
+    .await;
     assert_eq!(put2.status(), StatusCode::OK, "{:?}", put2.text().await);
 
-    let head = s3(&server, Method::HEAD, &format!("/{bucket}/data/a.bin"), b"", &[], SECRET, false).await;
+    let head = s3(
+        &server,
+        Method::HEAD,
+        &format!("/{bucket}/data/a.bin"),
+        b"",
+        &[],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(head.status(), StatusCode::OK);
-    assert_eq!(head.headers()["content-length"].to_str().unwrap(), body.len().to_string());
+    assert_eq!(
+        head.headers()["content-length"].to_str().unwrap(),
+        body.len().to_string()
+    );
     assert_eq!(head.headers()["etag"].to_str().unwrap(), etag);
 
-    let get = s3(&server, Method::GET, &format!("/{bucket}/data/a.bin"), b"", &[], SECRET, false).await;
+    let get = s3(
+        &server,
+        Method::GET,
+        &format!("/{bucket}/data/a.bin"),
+        b"",
+        &[],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(get.status(), StatusCode::OK);
     assert_eq!(get.bytes().await.unwrap().as_ref(), &body[..]);
 
-    let ranged = s3(&server, Method::GET, &format!("/{bucket}/data/a.bin"), b"", &[("range", "bytes=-5")], SECRET, false).await;
+    let ranged = s3(
+        &server,
+        Method::GET,
+        &format!("/{bucket}/data/a.bin"),
+        b"",
+        &[("range", "bytes=-5")],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(ranged.status(), StatusCode::PARTIAL_CONTENT);
-    assert_eq!(ranged.bytes().await.unwrap().as_ref(), &body[body.len() - 5..]);
+    assert_eq!(
+        ranged.bytes().await.unwrap().as_ref(),
+        &body[body.len() - 5..]
+    );
 
-    let list = s3(&server, Method::GET, &format!("/{bucket}?list-type=2&prefix=data%2F"), b"", &[], SECRET, false).await;
+    let list = s3(
+        &server,
+        Method::GET,
+        &format!("/{bucket}?list-type=2&prefix=data%2F"),
+        b"",
+        &[],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(list.status(), StatusCode::OK);
     let xml = list.text().await.unwrap();
-    assert!(xml.contains("<Key>data/a.bin</Key>") && xml.contains("<Key>data/b.bin</Key>"), "{xml}");
+    assert!(
+        xml.contains("<Key>data/a.bin</Key>") && xml.contains("<Key>data/b.bin</Key>"),
+        "{xml}"
+    );
 
-    let delete = s3(&server, Method::DELETE, &format!("/{bucket}/data/a.bin"), b"", &[], SECRET, false).await;
+    let delete = s3(
+        &server,
+        Method::DELETE,
+        &format!("/{bucket}/data/a.bin"),
+        b"",
+        &[],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(delete.status(), StatusCode::NO_CONTENT);
-    let gone = s3(&server, Method::GET, &format!("/{bucket}/data/a.bin"), b"", &[], SECRET, false).await;
+    let gone = s3(
+        &server,
+        Method::GET,
+        &format!("/{bucket}/data/a.bin"),
+        b"",
+        &[],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
     assert_eq!(error_code(&gone.text().await.unwrap()), Some("NoSuchKey"));
 }
@@ -136,11 +292,24 @@ async fn objects_round_trip_in_a_table_bucket() {
 async fn presigned_get_works_and_bad_requests_get_s3_errors() {
     let server = TestServer::start();
     let bucket = new_table(&server, "s3-errors").await;
-    let put = s3(&server, Method::PUT, &format!("/{bucket}/k"), b"hello", &[], SECRET, false).await;
+    let put = s3(
+        &server,
+        Method::PUT,
+        &format!("/{bucket}/k"),
+        b"hello",
+        &[],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(put.status(), StatusCode::OK);
 
-    let (mut parts, ()) =
-        Request::builder().method(Method::GET).uri(format!("{}/{bucket}/k", server.s3_url)).body(()).unwrap().into_parts();
+    let (mut parts, ()) = Request::builder()
+        .method(Method::GET)
+        .uri(format!("{}/{bucket}/k", server.s3_url))
+        .body(())
+        .unwrap()
+        .into_parts();
     let params = tablebay_auth::signer::SigningParams {
         access_key_id: ACCESS_KEY,
         secret_access_key: SECRET,
@@ -154,17 +323,53 @@ async fn presigned_get_works_and_bad_requests_get_s3_errors() {
     assert_eq!(presigned.status(), StatusCode::OK);
     assert_eq!(presigned.text().await.unwrap(), "hello");
 
-    let wrong = s3(&server, Method::GET, &format!("/{bucket}/k"), b"", &[], "not-the-secret", false).await;
+    let wrong = s3(
+        &server,
+        Method::GET,
+        &format!("/{bucket}/k"),
+        b"",
+        &[],
+        "not-the-secret",
+        false,
+    )
+    .await;
     assert_eq!(wrong.status(), StatusCode::FORBIDDEN);
-    assert_eq!(error_code(&wrong.text().await.unwrap()), Some("SignatureDoesNotMatch"));
+    assert_eq!(
+        error_code(&wrong.text().await.unwrap()),
+        Some("SignatureDoesNotMatch")
+    );
 
-    for other in ["not-a-table", "01234567-89ab-7def-8123-456789abcdef--table-s3"] {
-        let missing = s3(&server, Method::GET, &format!("/{other}/k"), b"", &[], SECRET, false).await;
+    for other in [
+        "not-a-table",
+        "01234567-89ab-7def-8123-456789abcdef--table-s3",
+    ] {
+        let missing = s3(
+            &server,
+            Method::GET,
+            &format!("/{other}/k"),
+            b"",
+            &[],
+            SECRET,
+            false,
+        )
+        .await;
         assert_eq!(missing.status(), StatusCode::NOT_FOUND, "{other}");
-        assert_eq!(error_code(&missing.text().await.unwrap()), Some("NoSuchBucket"), "{other}");
+        assert_eq!(
+            error_code(&missing.text().await.unwrap()),
+            Some("NoSuchBucket"),
+            "{other}"
+        );
     }
 
-    let unsigned = server.http.get(format!("{}/{bucket}/k", server.s3_url)).send().await.unwrap();
+    let unsigned = server
+        .http
+        .get(format!("{}/{bucket}/k", server.s3_url))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(unsigned.status(), StatusCode::FORBIDDEN);
-    assert_eq!(error_code(&unsigned.text().await.unwrap()), Some("AccessDenied"));
+    assert_eq!(
+        error_code(&unsigned.text().await.unwrap()),
+        Some("AccessDenied")
+    );
 }
