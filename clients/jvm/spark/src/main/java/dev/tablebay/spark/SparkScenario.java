@@ -1,0 +1,336 @@
+package dev.tablebay.spark;
+
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.FileInfo;
+import org.apache.iceberg.io.SupportsPrefixOperations;
+import org.apache.iceberg.spark.Spark3Util;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * The issue-5 Spark scenario: a format-version 2, merge-on-read table through Tablebay's REST catalog (SigV4)
+ * and S3 data plane — create, insert, MERGE INTO, UPDATE, DELETE (delete files), metadata tables, ALTER TABLE
+ * ADD COLUMN, time travel, rewrite_data_files, DROP TABLE PURGE. Every result is compared row by row with a
+ * model of the table kept here. Prints {@code PASS <step>} or {@code FAIL <step>: <reason>} per step and
+ * {@code spark: N passed, M failed}; exits 1 if a step failed.
+ */
+public final class SparkScenario {
+  static final String NAMESPACE = "spark_db";
+  static final String TABLE = "events";
+
+  private int passed;
+  private int failed;
+  private final SparkSession spark;
+  private final String cat;
+  private final String t;
+  /** The model: id -> "id|category|amount" (the first three columns). */
+  private final TreeMap<Long, String> model = new TreeMap<>();
+
+  interface Body {
+    void run() throws Exception;
+  }
+
+  SparkScenario(SparkSession spark) {
+    this.spark = spark;
+    this.cat = Sessions.catalogName();
+    this.t = cat + "." + NAMESPACE + "." + TABLE;
+  }
+
+  public static void main(String[] args) throws Exception {
+    SparkSession spark = Sessions.create("tablebay-spark-scenario", Map.of());
+    SparkScenario s = new SparkScenario(spark);
+    try {
+      s.run();
+    } finally {
+      spark.stop();
+    }
+    System.out.println("spark: " + s.passed + " passed, " + s.failed + " failed");
+    System.exit(s.failed == 0 ? 0 : 1);
+  }
+
+  void step(String name, Body body) {
+    try {
+      body.run();
+      passed++;
+      System.out.println("PASS " + name);
+    } catch (Throwable e) {
+      failed++;
+      String msg = String.valueOf(e.getMessage()).replace('\n', ' ');
+      System.out.println("FAIL " + name + ": " + e.getClass().getSimpleName() + ": " + msg);
+      e.printStackTrace(System.err);
+    }
+    System.out.flush();
+  }
+
+  static void check(boolean ok, String what) {
+    if (!ok) {
+      throw new AssertionError(what);
+    }
+  }
+
+  static void checkEq(Object want, Object got, String what) {
+    if (!want.equals(got)) {
+      throw new AssertionError(what + ": want " + want + ", got " + got);
+    }
+  }
+
+  List<Row> sql(String statement) {
+    return spark.sql(statement).collectAsList();
+  }
+
+  /** Each row as its cells joined by '|'. */
+  List<String> rows(String statement) {
+    List<String> out = new ArrayList<>();
+    for (Row row : sql(statement)) {
+      List<String> cells = new ArrayList<>();
+      for (int i = 0; i < row.length(); i++) {
+        cells.add(String.valueOf(row.get(i)));
+      }
+      out.add(String.join("|", cells));
+    }
+    return out;
+  }
+
+  /** The table (or a time-travel view of it) equals the model, row by row in id order. */
+  void checkModel(String source, String what) {
+    List<String> got = rows("SELECT id, category, amount FROM " + source + " ORDER BY id");
+    List<String> want = new ArrayList<>(model.values());
+    checkEq(want.size(), got.size(), what + ": row count");
+    for (int i = 0; i < want.size(); i++) {
+      checkEq(want.get(i), got.get(i), what + ": row " + i);
+    }
+  }
+
+  static String category(long id) {
+    return new String[] {"red", "green", "blue"}[(int) (id % 3)];
+  }
+
+  void put(long id, String category, long amount) {
+    model.put(id, id + "|" + category + "|" + amount);
+  }
+
+  Table icebergTable() throws Exception {
+    return Spark3Util.loadIcebergTable(spark, t);
+  }
+
+  /** Snapshot ids and commit times, oldest first. */
+  List<Row> snapshots() {
+    return sql("SELECT snapshot_id, committed_at, operation, parent_id FROM " + t
+        + ".snapshots ORDER BY committed_at, snapshot_id");
+  }
+
+  void run() {
+    List<Long> snapshotIds = new ArrayList<>();
+    List<Timestamp> commitTimes = new ArrayList<>();
+    List<TreeMap<Long, String>> states = new ArrayList<>();
+    Runnable recordSnapshot = () -> {
+      List<Row> snaps = snapshots();
+      Row last = snaps.get(snaps.size() - 1);
+      snapshotIds.add(last.getLong(0));
+      commitTimes.add(last.getTimestamp(1));
+      states.add(new TreeMap<>(model));
+    };
+
+    step("create namespace " + NAMESPACE, () -> {
+      sql("CREATE NAMESPACE " + cat + "." + NAMESPACE);
+      check(rows("SHOW NAMESPACES IN " + cat).contains(NAMESPACE), "SHOW NAMESPACES lists " + NAMESPACE);
+    });
+
+    step("create table (format-version 2, merge-on-read, partitioned by category)", () -> {
+      sql("CREATE TABLE " + t + " (id BIGINT NOT NULL, category STRING, amount BIGINT) USING iceberg"
+          + " PARTITIONED BY (category) TBLPROPERTIES ('format-version'='2',"
+          + " 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read',"
+          + " 'write.merge.mode'='merge-on-read')");
+      checkEq(List.of(TABLE), rows("SHOW TABLES IN " + cat + "." + NAMESPACE).stream()
+          .map(r -> r.split("\\|")[1]).toList(), "SHOW TABLES");
+      Table table = icebergTable();
+      checkEq(2, ((HasTableOperations) table).operations().current().formatVersion(), "format version");
+      checkEq("merge-on-read", table.properties().get("write.delete.mode"), "write.delete.mode");
+      check(table.location().startsWith("s3://") && table.location().contains("--table-s3"),
+          "table location is the table's own bucket: " + table.location());
+      checkEq(0L, sql("SELECT count(*) FROM " + t).get(0).getLong(0), "an empty table");
+    });
+
+    step("INSERT 10 rows, read back row by row", () -> {
+      StringBuilder values = new StringBuilder();
+      for (long id = 1; id <= 10; id++) {
+        put(id, category(id), id * 10);
+        values.append(id == 1 ? "" : ", ")
+            .append("(").append(id).append(", '").append(category(id)).append("', ").append(id * 10)
+            .append(")");
+      }
+      sql("INSERT INTO " + t + " VALUES " + values);
+      checkModel(t, "after INSERT");
+      recordSnapshot.run();
+    });
+
+    step("MERGE INTO (update 2 and 4, delete 5, insert 11 and 12)", () -> {
+      spark.sql("SELECT * FROM VALUES (2L, 'green', 999L), (4L, 'green', 444L), (5L, 'blue', -1L),"
+          + " (11L, 'blue', 110L), (12L, 'red', 120L) AS u(id, category, amount)")
+          .createOrReplaceTempView("updates");
+      sql("MERGE INTO " + t + " d USING updates u ON d.id = u.id"
+          + " WHEN MATCHED AND u.amount < 0 THEN DELETE"
+          + " WHEN MATCHED THEN UPDATE SET d.amount = u.amount"
+          + " WHEN NOT MATCHED THEN INSERT *");
+      put(2, category(2), 999);
+      put(4, category(4), 444);
+      model.remove(5L);
+      put(11, "blue", 110);
+      put(12, "red", 120);
+      checkModel(t, "after MERGE");
+      recordSnapshot.run();
+    });
+
+    step("UPDATE (id 6: amount + 1)", () -> {
+      sql("UPDATE " + t + " SET amount = amount + 1 WHERE id = 6");
+      put(6, category(6), 61);
+      checkModel(t, "after UPDATE");
+      recordSnapshot.run();
+    });
+
+    step("DELETE (ids 1 and 3)", () -> {
+      sql("DELETE FROM " + t + " WHERE id IN (1, 3)");
+      model.remove(1L);
+      model.remove(3L);
+      checkModel(t, "after DELETE");
+      recordSnapshot.run();
+    });
+
+    step("delete files exist (delete_files and files metadata tables)", () -> {
+      long deleteFiles = sql("SELECT count(*) FROM " + t + ".delete_files").get(0).getLong(0);
+      check(deleteFiles > 0, "merge-on-read wrote delete files, delete_files has " + deleteFiles);
+      // content: 0 data, 1 position deletes, 2 equality deletes.
+      long positionDeletes = sql("SELECT count(*) FROM " + t + ".files WHERE content = 1").get(0).getLong(0);
+      checkEq(deleteFiles, positionDeletes, "position delete files in files");
+      Table table = icebergTable();
+      for (Row r : sql("SELECT file_path, record_count FROM " + t + ".delete_files")) {
+        String path = r.getString(0);
+        check(path.startsWith(table.location()), "delete file under the table location: " + path);
+        check(table.io().newInputFile(path).exists(), "delete file readable on the data plane: " + path);
+        check(r.getLong(1) > 0, "delete file holds deletes: " + path);
+      }
+    });
+
+    step("snapshots metadata table", () -> {
+      List<Row> snaps = snapshots();
+      checkEq(4, snaps.size(), "one snapshot per commit (insert, merge, update, delete)");
+      check(snaps.get(0).isNullAt(3), "the first snapshot has no parent");
+      for (int i = 1; i < snaps.size(); i++) {
+        checkEq(snaps.get(i - 1).getLong(0), snaps.get(i).getLong(3), "parent of snapshot " + i);
+      }
+      // A row delta that adds data files is an overwrite; one that only adds delete files is a delete.
+      checkEq(List.of("append", "overwrite", "overwrite", "delete"),
+          snaps.stream().map(r -> r.getString(2)).toList(), "operations");
+      checkEq(snapshotIds, snaps.stream().map(r -> r.getLong(0)).toList(), "snapshot ids");
+      checkEq(4L, sql("SELECT count(*) FROM " + t + ".history").get(0).getLong(0), "history rows");
+    });
+
+    step("files metadata table", () -> {
+      Table table = icebergTable();
+      List<Row> files = sql("SELECT content, file_path, file_format, record_count, partition.category FROM "
+          + t + ".files");
+      long data = files.stream().filter(r -> r.getInt(0) == 0).count();
+      check(data >= 3, "data files in at least the three partitions: " + data);
+      long liveRows = files.stream().filter(r -> r.getInt(0) == 0).mapToLong(r -> r.getLong(3)).sum();
+      check(liveRows >= model.size(), "data files hold at least the live rows: " + liveRows);
+      for (Row r : files) {
+        checkEq("PARQUET", r.getString(2), "file format of " + r.getString(1));
+        check(r.getString(1).startsWith(table.location()), "file under the table location: " + r.getString(1));
+      }
+      checkEq(new TreeMap<>(Map.of("blue", 1L, "green", 1L, "red", 1L)).keySet(),
+          new java.util.TreeSet<>(files.stream().map(r -> r.getString(4)).toList()), "partitions");
+    });
+
+    step("ALTER TABLE ADD COLUMN, insert and read the new column", () -> {
+      sql("ALTER TABLE " + t + " ADD COLUMN note STRING");
+      check(rows("DESCRIBE TABLE " + t).stream().anyMatch(r -> r.startsWith("note|string")),
+          "DESCRIBE lists note");
+      sql("INSERT INTO " + t + " VALUES (13, 'blue', 130, 'added after ALTER')");
+      put(13, "blue", 130);
+      checkModel(t, "after ALTER + INSERT");
+      List<String> notes = rows("SELECT id, note FROM " + t + " ORDER BY id");
+      for (String r : notes) {
+        String want = r.startsWith("13|") ? "13|added after ALTER" : r.split("\\|")[0] + "|null";
+        checkEq(want, r, "note column");
+      }
+    });
+
+    step("time travel: VERSION AS OF the first snapshot", () -> {
+      TreeMap<Long, String> now = new TreeMap<>(model);
+      model.clear();
+      model.putAll(states.get(0));
+      try {
+        checkModel(t + " VERSION AS OF " + snapshotIds.get(0), "VERSION AS OF " + snapshotIds.get(0));
+        List<String> cols = List.of(spark.sql("SELECT * FROM " + t + " VERSION AS OF " + snapshotIds.get(0))
+            .columns());
+        checkEq(List.of("id", "category", "amount"), cols, "the snapshot's own schema");
+      } finally {
+        model.clear();
+        model.putAll(now);
+      }
+    });
+
+    step("time travel: TIMESTAMP AS OF the MERGE commit", () -> {
+      TreeMap<Long, String> now = new TreeMap<>(model);
+      model.clear();
+      model.putAll(states.get(1));
+      try {
+        String ts = commitTimes.get(1).toInstant().toString();
+        checkModel(t + " TIMESTAMP AS OF '" + ts + "'", "TIMESTAMP AS OF " + ts);
+      } finally {
+        model.clear();
+        model.putAll(now);
+      }
+    });
+
+    step("CALL system.rewrite_data_files (rows unchanged, deletes applied)", () -> {
+      List<Row> result = sql("CALL " + cat + ".system.rewrite_data_files(table => '" + NAMESPACE + "." + TABLE
+          + "', options => map('min-input-files', '1', 'delete-file-threshold', '1'))");
+      check(result.get(0).getInt(0) > 0, "rewritten data files: " + result.get(0));
+      checkModel(t, "after rewrite_data_files");
+      long data = sql("SELECT count(*) FROM " + t + ".data_files").get(0).getLong(0);
+      check(data <= 3, "one data file per partition after the rewrite: " + data);
+    });
+
+    step("DROP TABLE PURGE removes the table and its files", () -> {
+      Table table = icebergTable();
+      FileIO io = table.io();
+      String location = table.location();
+      List<String> before = new ArrayList<>();
+      for (FileInfo f : ((SupportsPrefixOperations) io).listPrefix(location)) {
+        before.add(f.location());
+      }
+      check(before.size() > 10, "data, delete, manifest and metadata files before: " + before.size());
+      check(before.stream().anyMatch(p -> p.endsWith(".metadata.json")), "metadata files listed");
+      sql("DROP TABLE " + t + " PURGE");
+      checkEq(Collections.emptyList(), rows("SHOW TABLES IN " + cat + "." + NAMESPACE), "SHOW TABLES");
+      check(!spark.catalog().tableExists(t), "tableExists is false");
+      for (String p : before) {
+        check(!io.newInputFile(p).exists(), "purged: " + p);
+      }
+      List<String> after = new ArrayList<>();
+      try {
+        for (FileInfo f : ((SupportsPrefixOperations) io).listPrefix(location)) {
+          after.add(f.location());
+        }
+      } catch (RuntimeException e) {
+        // The dropped table's bucket no longer exists at all: nothing can be listed.
+        check(String.valueOf(e.getMessage()).contains("NoSuchBucket"), "listing after purge: " + e);
+      }
+      checkEq(Collections.emptyList(), after, "objects left under " + location);
+    });
+
+    step("DROP NAMESPACE", () -> {
+      sql("DROP NAMESPACE " + cat + "." + NAMESPACE);
+      check(!rows("SHOW NAMESPACES IN " + cat).contains(NAMESPACE), "namespace gone");
+    });
+  }
+}
