@@ -62,13 +62,14 @@ def build(name: str) -> str:
 
 
 class Scenario:
-    """A fresh server (ARNs in the AWS flavour, root credentials of the test suite) and one table bucket."""
+    """A fresh server (root credentials of the test suite) and one table bucket. `arn_flavor`: "aws"
+    (`arn:aws:s3tables:…`) or None for the server's default, the OSS form (`acs:osstables:…`)."""
 
-    def __init__(self, name: str, bucket: str):
+    def __init__(self, name: str, bucket: str, arn_flavor: str | None = "aws"):
         self.name = name
         self.tally = Tally(name)
         self.work = Path(tempfile.mkdtemp(prefix=f"tablebay-{name}-"))
-        self.server = TablebayServer(self.work, arn_flavor="aws")
+        self.server = TablebayServer(self.work, arn_flavor=arn_flavor)
         self.server.start()
         self.s3tables = make_client(self.server.tables_url)
         self.warehouse = self.s3tables.create_table_bucket(name=f"{bucket}-{int(time.time())}")["arn"]

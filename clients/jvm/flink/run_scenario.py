@@ -1,7 +1,8 @@
 """The issue-5 Flink scenario against a fresh `tablebay serve`: Flink 1.20 in a local mini-cluster with Iceberg
 1.10.1's Flink runtime, configured with the product guide's CREATE CATALOG / CREATE TABLE (docs/clients/flink.md).
 
-1. start the binary on ephemeral ports and create a table bucket (its ARN is the warehouse);
+1. start the binary on ephemeral ports (default ARN flavour, as the OSS guide has it) and create a table bucket
+   (its ARN, `acs:osstables:…`, is the warehouse);
 2. run dev.tablebay.flink.FlinkScenario (CREATE CATALOG, CREATE DATABASE, CREATE TABLE, an INSERT of generated
    rows, a rate-limited streaming INSERT with checkpoints that commits several snapshots, SELECT back), which
    prints a PASS/FAIL line per step;
@@ -35,7 +36,8 @@ def main() -> int:
     args = parser.parse_args()
 
     classpath = build("flink")
-    scenario = Scenario("flink", "flink")
+    # The server's default ARN flavour: the guide's warehouse is an OSS Tables ARN (acs:osstables:…).
+    scenario = Scenario("flink", "flink", arn_flavor=None)
     tally = scenario.tally
     try:
         cmd = ["java", f"@{HERE / 'jvm-options.txt'}", "-cp", classpath, "dev.tablebay.flink.FlinkScenario"]
