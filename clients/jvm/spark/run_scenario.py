@@ -15,6 +15,7 @@ Ends with `N passed, M failed`; exit status 1 if a step failed.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -54,6 +55,12 @@ def main() -> int:
             names = [n["namespace"] for n in client.list_namespaces(tableBucketARN=scenario.warehouse)["namespaces"]]
             assert names == [], f"ListNamespaces: {names}"
 
+        def multipart_used() -> None:
+            log = scenario.server.log_path.read_text(errors="replace")
+            for op in ("CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload"):
+                assert re.search(f'operation="{op}" .*status=200', log), f"no successful {op} in the server log"
+
+        tally.check("data plane: the large file came as an S3 multipart upload", multipart_used)
         tally.check("control plane: the purged table is gone (GetTable 404, ListTables empty)", table_gone)
         tally.check("control plane: the namespace is gone (ListNamespaces empty)", namespace_gone)
     finally:

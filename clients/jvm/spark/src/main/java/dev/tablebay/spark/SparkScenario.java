@@ -33,6 +33,8 @@ public final class SparkScenario {
   private final String t;
   /** The model: id -> "id|category|amount" (the first three columns). */
   private final TreeMap<Long, String> model = new TreeMap<>();
+  /** The model when the tag `before_dev` was made. */
+  private final TreeMap<Long, String> tagged = new TreeMap<>();
 
   interface Body {
     void run() throws Exception;
@@ -298,6 +300,131 @@ public final class SparkScenario {
       checkModel(t, "after rewrite_data_files");
       long data = sql("SELECT count(*) FROM " + t + ".data_files").get(0).getLong(0);
       check(data <= 3, "one data file per partition after the rewrite: " + data);
+    });
+
+    step("tag and branch: VERSION AS OF a tag, INSERT INTO a branch", () -> {
+      sql("ALTER TABLE " + t + " CREATE TAG before_dev");
+      tagged.putAll(model);
+      sql("ALTER TABLE " + t + " CREATE BRANCH dev");
+      sql("INSERT INTO " + t + ".branch_dev VALUES (100, 'red', 1000, 'on dev')");
+      checkModel(t, "main after a write to the branch");
+      checkModel(t + " VERSION AS OF 'before_dev'", "the tag");
+      TreeMap<Long, String> main = new TreeMap<>(model);
+      put(100, "red", 1000);
+      try {
+        checkModel(t + " VERSION AS OF 'dev'", "the branch");
+      } finally {
+        model.clear();
+        model.putAll(main);
+      }
+      checkEq(List.of("before_dev|TAG", "dev|BRANCH", "main|BRANCH"),
+          rows("SELECT name, type FROM " + t + ".refs ORDER BY name"), "refs");
+    });
+
+    step("partition evolution: ADD PARTITION FIELD bucket(4, id)", () -> {
+      sql("ALTER TABLE " + t + " ADD PARTITION FIELD bucket(4, id)");
+      sql("INSERT INTO " + t + " VALUES (14, 'green', 140, 'second spec')");
+      put(14, "green", 140);
+      checkModel(t, "after partition evolution");
+      checkEq(List.of("0", "1"), rows("SELECT DISTINCT spec_id FROM " + t + ".files ORDER BY spec_id"),
+          "files of both partition specs");
+    });
+
+    step("CALL system.expire_snapshots (retain_last 1; refs keep theirs)", () -> {
+      long before = sql("SELECT count(*) FROM " + t + ".snapshots").get(0).getLong(0);
+      List<Row> result = sql("CALL " + cat + ".system.expire_snapshots(table => '" + NAMESPACE + "." + TABLE
+          + "', older_than => TIMESTAMP '" + java.time.Instant.now() + "', retain_last => 1)");
+      long after = sql("SELECT count(*) FROM " + t + ".snapshots").get(0).getLong(0);
+      check(after < before, "snapshots expired: " + before + " -> " + after);
+      check(result.get(0).getLong(0) + result.get(0).getLong(1) > 0,
+          "data or delete files of expired snapshots removed: " + result.get(0));
+      checkModel(t, "after expire_snapshots");
+      TreeMap<Long, String> now = new TreeMap<>(model);
+      model.clear();
+      model.putAll(tagged);
+      try {
+        checkModel(t + " VERSION AS OF 'before_dev'", "the tag after expire_snapshots");
+      } finally {
+        model.clear();
+        model.putAll(now);
+      }
+    });
+
+    String summary = cat + "." + NAMESPACE + ".summary";
+    step("CREATE TABLE AS SELECT", () -> {
+      sql("CREATE TABLE " + summary + " USING iceberg TBLPROPERTIES ('format-version'='2') AS"
+          + " SELECT category, count(*) AS n, sum(amount) AS total FROM " + t + " GROUP BY category");
+      TreeMap<String, long[]> want = new TreeMap<>();
+      for (String r : model.values()) {
+        String[] c = r.split("\\|");
+        long[] agg = want.computeIfAbsent(c[1], k -> new long[2]);
+        agg[0]++;
+        agg[1] += Long.parseLong(c[2]);
+      }
+      List<String> wantRows = new ArrayList<>();
+      want.forEach((k, v) -> wantRows.add(k + "|" + v[0] + "|" + v[1]));
+      checkEq(wantRows, rows("SELECT * FROM " + summary + " ORDER BY category"), "CTAS rows");
+    });
+
+    step("REPLACE TABLE AS SELECT (history kept)", () -> {
+      sql("REPLACE TABLE " + summary + " USING iceberg AS"
+          + " SELECT category, max(amount) AS top FROM " + t + " GROUP BY category");
+      TreeMap<String, Long> want = new TreeMap<>();
+      for (String r : model.values()) {
+        String[] c = r.split("\\|");
+        want.merge(c[1], Long.parseLong(c[2]), Math::max);
+      }
+      List<String> wantRows = new ArrayList<>();
+      want.forEach((k, v) -> wantRows.add(k + "|" + v));
+      checkEq(wantRows, rows("SELECT * FROM " + summary + " ORDER BY category"), "RTAS rows");
+      checkEq(List.of("category", "top"), List.of(spark.table(summary).columns()), "the new schema");
+      checkEq(2L, sql("SELECT count(*) FROM " + summary + ".snapshots").get(0).getLong(0),
+          "the CTAS snapshot is kept");
+    });
+
+    step("view: CREATE VIEW, SELECT, SHOW VIEWS, DROP VIEW", () -> {
+      String view = cat + "." + NAMESPACE + ".big_amounts";
+      sql("CREATE VIEW " + view + " AS SELECT id, amount FROM " + t + " WHERE amount > 100");
+      List<String> want = new ArrayList<>();
+      for (String r : model.values()) {
+        String[] c = r.split("\\|");
+        if (Long.parseLong(c[2]) > 100) {
+          want.add(c[0] + "|" + c[2]);
+        }
+      }
+      checkEq(want, rows("SELECT * FROM " + view + " ORDER BY id"), "view rows");
+      check(rows("SHOW VIEWS IN " + cat + "." + NAMESPACE).stream().anyMatch(r -> r.contains("big_amounts")),
+          "SHOW VIEWS lists it");
+      sql("DROP VIEW " + view);
+      check(rows("SHOW VIEWS IN " + cat + "." + NAMESPACE).stream().noneMatch(r -> r.contains("big_amounts")),
+          "view dropped");
+    });
+
+    step("RENAME TABLE, then DROP TABLE", () -> {
+      // Spark resolves the new name in the table's catalog: it names no catalog.
+      sql("ALTER TABLE " + summary + " RENAME TO " + NAMESPACE + ".summary_renamed");
+      checkEq(List.of("events", "summary_renamed"), rows("SHOW TABLES IN " + cat + "." + NAMESPACE).stream()
+          .map(r -> r.split("\\|")[1]).sorted().toList(), "SHOW TABLES after rename");
+      checkEq(3L, sql("SELECT count(*) FROM " + summary + "_renamed").get(0).getLong(0),
+          "rows under the new name");
+      sql("DROP TABLE " + summary + "_renamed PURGE");
+    });
+
+    step("a large data file (over S3FileIO's multipart threshold)", () -> {
+      String big = cat + "." + NAMESPACE + ".big";
+      sql("CREATE TABLE " + big + " (id BIGINT, payload STRING) USING iceberg TBLPROPERTIES"
+          + " ('write.target-file-size-bytes'='536870912', 'write.parquet.compression-codec'='uncompressed')");
+      long n = 1_000_000;
+      sql("INSERT INTO " + big + " SELECT /*+ REPARTITION(1) */ id, concat(uuid(), uuid()) FROM range(0, " + n
+          + ")");
+      List<Row> files = sql("SELECT file_size_in_bytes FROM " + big + ".files");
+      checkEq(1, files.size(), "one data file");
+      long size = files.get(0).getLong(0);
+      check(size > 50L * 1024 * 1024, "the file is over 50 MiB: " + size);
+      System.out.println("large data file: " + size + " bytes");
+      checkEq(List.of(n + "|" + n + "|" + (n * (n - 1) / 2)),
+          rows("SELECT count(*), count(DISTINCT payload), sum(id) FROM " + big), "rows of the large file");
+      sql("DROP TABLE " + big + " PURGE");
     });
 
     step("DROP TABLE PURGE removes the table and its files", () -> {
