@@ -237,6 +237,23 @@ public final class FlinkScenario {
         checkEq(i == 0 ? "null" : snaps.get(i - 1).split("\\|")[0], cells[1], "parent of snapshot " + i);
       }
     });
+
+    String upserts = "mycatalog." + NAMESPACE + ".upserts";
+    step("upsert table (primary key, write.upsert.enabled): equality deletes, latest values read back", () -> {
+      stream.executeSql("CREATE TABLE " + upserts + " (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED)"
+          + " WITH ('format-version'='2', 'write.upsert.enabled'='true')").await();
+      stream.executeSql("INSERT INTO " + upserts + " VALUES (1, 'a'), (2, 'b'), (3, 'c')").await();
+      stream.executeSql("INSERT INTO " + upserts + " VALUES (2, 'B'), (4, 'd')").await();
+      stream.executeSql("INSERT INTO " + upserts + " VALUES (3, 'C'), (2, 'BB')").await();
+      checkEq(List.of("1|a", "2|BB", "3|C", "4|d"), rows(batch, "SELECT id, v FROM " + upserts + " ORDER BY id"),
+          "latest value per key");
+      // content: 0 data, 1 position deletes, 2 equality deletes.
+      List<String> content = rows(batch, "SELECT DISTINCT content FROM mycatalog." + NAMESPACE
+          + ".`upserts$files` ORDER BY content");
+      check(content.contains("2"), "equality delete files written: contents " + content);
+      checkEq(List.of("3"), rows(batch, "SELECT count(*) FROM mycatalog." + NAMESPACE + ".`upserts$snapshots`"),
+          "one snapshot per INSERT");
+    });
   }
 
   static long snapshotCount(TableEnvironment tEnv, String table) throws Exception {
