@@ -451,6 +451,41 @@ public final class SparkScenario {
       sql("DROP TABLE " + big + " PURGE");
     });
 
+    step("concurrent writers: 4 threads x 3 INSERTs into one table, every row once", () -> {
+      String shared = cat + "." + NAMESPACE + ".concurrent";
+      sql("CREATE TABLE " + shared + " (writer INT, n INT) USING iceberg TBLPROPERTIES ('format-version'='2')");
+      int writers = 4;
+      int inserts = 3;
+      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(writers);
+      try {
+        List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+        for (int w = 0; w < writers; w++) {
+          int writer = w;
+          done.add(pool.submit(() -> {
+            for (int n = 0; n < inserts; n++) {
+              spark.sql("INSERT INTO " + shared + " VALUES (" + writer + ", " + n + ")").collectAsList();
+            }
+            return null;
+          }));
+        }
+        for (java.util.concurrent.Future<?> f : done) {
+          f.get();
+        }
+      } finally {
+        pool.shutdown();
+      }
+      List<String> want = new ArrayList<>();
+      for (int w = 0; w < writers; w++) {
+        for (int n = 0; n < inserts; n++) {
+          want.add(w + "|" + n);
+        }
+      }
+      checkEq(want, rows("SELECT writer, n FROM " + shared + " ORDER BY writer, n"), "rows");
+      checkEq((long) writers * inserts, sql("SELECT count(*) FROM " + shared + ".snapshots").get(0).getLong(0),
+          "one snapshot per INSERT");
+      sql("DROP TABLE " + shared + " PURGE");
+    });
+
     step("DROP TABLE PURGE removes the table and its files", () -> {
       Table table = icebergTable();
       FileIO io = table.io();
