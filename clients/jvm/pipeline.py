@@ -91,6 +91,7 @@ class Scenario:
             "AWS_CONFIG_FILE": str(empty / "config"),
             "AWS_SHARED_CREDENTIALS_FILE": str(empty / "credentials"),
             "AWS_EC2_METADATA_DISABLED": "true",
+            "SPARK_LOCAL_IP": "127.0.0.1",  # loopback only, not the host's first interface
             "TABLEBAY_ICEBERG_URI": f"{self.server.tables_url}/iceberg",
             "TABLEBAY_TABLES_ENDPOINT": self.server.tables_url,
             "TABLEBAY_WAREHOUSE": self.warehouse,

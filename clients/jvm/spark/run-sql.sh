@@ -15,6 +15,7 @@
 # with Maven (scripts/jvm-pipeline-build.sh spark).
 set -euo pipefail
 
+export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 classpath="$("$here/../../../scripts/jvm-pipeline-build.sh" spark | tail -n 1)"
 # shellcheck disable=SC2086 # JAVA_OPTS is a list of words on purpose
