@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds one of the JVM pipeline clients, clients/jvm/spark or clients/jvm/flink: `mvn package` compiles its
-# Java mains into target/classes and copies its class path (every jar, from Maven Central, cached in ~/.m2;
+# Java mains (and the shared clients/jvm/scenario-steps) into target/classes and copies its class path (every jar, from Maven Central, cached in ~/.m2;
 # MAVEN_REPO_LOCAL to move it) into lib/. Re-run only when pom.xml or a source file changed. Prints the class
 # path (target/classes:lib/*) on its last line.
 #
@@ -24,7 +24,8 @@ done
 
 # What the build depends on; the same digest means the last build still holds.
 stamp="$dir/target/.inputs.sha256"
-want="$(cd "$dir" && find pom.xml src -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+want="$(cd "$dir" && find pom.xml src ../scenario-steps -type f -print0 | sort -z | xargs -0 sha256sum \
+    | sha256sum | cut -d' ' -f1)"
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" || ! -d "$dir/lib" ]]; then
     args=(-q -B -Dstyle.color=never package)
     if [[ -n "${MAVEN_REPO_LOCAL:-}" ]]; then

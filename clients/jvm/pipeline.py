@@ -7,6 +7,7 @@ through `Tally.check` and ends with the one `N passed, M failed` line of the who
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -24,7 +25,7 @@ from tablebay_test import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY  # noqa: E402
 from tablebay_test.clients import make_client  # noqa: E402
 from tablebay_test.server import TablebayServer  # noqa: E402
 
-__all__ = ["Tally", "Scenario", "make_client", "REGION"]
+__all__ = ["Tally", "Scenario", "run", "make_client", "REGION"]
 
 
 class Tally:
@@ -131,3 +132,26 @@ class Scenario:
 
     def stop(self) -> None:
         self.server.stop()
+
+
+Checks = Callable[[Scenario], Iterable[tuple[str, Callable[[], object]]]]
+
+
+def run(name: str, main_class: str, checks: Checks, doc: str, arn_flavor: str | None = "aws") -> int:
+    """A driver's whole main: build clients/jvm/NAME, start a server with a bucket named after NAME, run
+    MAIN_CLASS with the options of clients/jvm/NAME/jvm-options.txt, then the driver's own CHECKS (step name,
+    function) against the same server; print the closing line and return the exit status."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--timeout", type=float, default=480.0, help="wall-clock limit of the JVM (s)")
+    args = parser.parse_args()
+
+    classpath = build(name)
+    scenario = Scenario(name, name, arn_flavor=arn_flavor)
+    try:
+        options = HERE / name / "jvm-options.txt"
+        scenario.run_jvm(["java", f"@{options}", "-cp", classpath, main_class], args.timeout)
+        for step, fn in checks(scenario):
+            scenario.tally.check(step, fn)
+    finally:
+        scenario.stop()
+    return scenario.tally.summary()

@@ -1,5 +1,6 @@
 package dev.tablebay.flink;
 
+import dev.tablebay.scenario.Steps;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -25,7 +26,7 @@ import org.apache.flink.util.CloseableIterator;
  * <p>Environment: TABLEBAY_ICEBERG_URI, TABLEBAY_WAREHOUSE, TABLEBAY_S3_ENDPOINT, and the guide's
  * AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_REGION (read by the AWS SDK itself).
  */
-public final class FlinkScenario {
+public final class FlinkScenario extends Steps {
   static final String NAMESPACE = "flink_db";
   static final String TABLE = "events";
   static final long BATCH_ROWS = 1000;
@@ -33,12 +34,6 @@ public final class FlinkScenario {
   static final long STREAM_ROWS_PER_SECOND = 300;
   static final long CHECKPOINT_MS = 2000;
 
-  private int passed;
-  private int failed;
-
-  interface Body {
-    void run() throws Exception;
-  }
 
   static String env(String name) {
     String value = System.getenv(name);
@@ -97,34 +92,7 @@ public final class FlinkScenario {
   public static void main(String[] args) throws Exception {
     FlinkScenario s = new FlinkScenario();
     s.run();
-    System.out.println("flink: " + s.passed + " passed, " + s.failed + " failed");
-    System.exit(s.failed == 0 ? 0 : 1);
-  }
-
-  void step(String name, Body body) {
-    try {
-      body.run();
-      passed++;
-      System.out.println("PASS " + name);
-    } catch (Throwable e) {
-      failed++;
-      String msg = String.valueOf(e.getMessage()).replace('\n', ' ');
-      System.out.println("FAIL " + name + ": " + e.getClass().getSimpleName() + ": " + msg);
-      e.printStackTrace(System.err);
-    }
-    System.out.flush();
-  }
-
-  static void check(boolean ok, String what) {
-    if (!ok) {
-      throw new AssertionError(what);
-    }
-  }
-
-  static void checkEq(Object want, Object got, String what) {
-    if (!want.equals(got)) {
-      throw new AssertionError(what + ": want " + want + ", got " + got);
-    }
+    System.exit(s.summary("flink"));
   }
 
   static List<String> rows(TableEnvironment tEnv, String sql) throws Exception {
