@@ -38,8 +38,8 @@ STAGES=(
     "s3-crash|stage_s3_crash|cargo-build python-env"
     "jvm-build|stage_jvm_build|"
     "jvm-s3|stage_jvm_s3|cargo-build python-env jvm-build"
-    "spark|stage_spark|cargo-build python-env"
-    "flink|stage_flink|cargo-build python-env"
+    "spark|stage_spark|cargo-build python-env jvm-build"
+    "flink|stage_flink|cargo-build python-env jvm-build"
     "rck|stage_rck|cargo-build python-env"
 )
 
