@@ -152,7 +152,7 @@ public final class FlinkScenario extends Steps {
         model.add(event("batch", seq));
       }
       checkEq(List.of(String.valueOf(BATCH_ROWS)), rows(batch, "SELECT count(*) FROM " + table), "count");
-      snapshotCounts.add(snapshotCount(batch, table));
+      snapshotCounts.add(snapshotCount(batch, TABLE));
       check(snapshotCounts.get(0) >= 1, "the INSERT committed");
     });
 
@@ -167,7 +167,7 @@ public final class FlinkScenario extends Steps {
       for (long seq = 1; seq <= STREAM_ROWS; seq++) {
         model.add(event("stream", seq));
       }
-      long snapshots = snapshotCount(batch, table);
+      long snapshots = snapshotCount(batch, TABLE);
       snapshotCounts.add(snapshots);
       long added = snapshots - snapshotCounts.get(0);
       check(added >= 3, "the streaming job committed at least 3 snapshots, got " + added);
@@ -219,13 +219,13 @@ public final class FlinkScenario extends Steps {
       List<String> content = rows(batch, "SELECT DISTINCT content FROM mycatalog." + NAMESPACE
           + ".`upserts$files` ORDER BY content");
       check(content.contains("2"), "equality delete files written: contents " + content);
-      checkEq(List.of("3"), rows(batch, "SELECT count(*) FROM mycatalog." + NAMESPACE + ".`upserts$snapshots`"),
-          "one snapshot per INSERT");
+      checkEq(3L, snapshotCount(batch, "upserts"), "one snapshot per INSERT");
     });
   }
 
-  static long snapshotCount(TableEnvironment tEnv, String table) throws Exception {
-    return Long.parseLong(rows(tEnv, "SELECT count(*) FROM " + table.replace("." + TABLE, ".`" + TABLE
-        + "$snapshots`")).get(0));
+  /** The row count of a table's `$snapshots` metadata table. */
+  static long snapshotCount(TableEnvironment tEnv, String name) throws Exception {
+    return Long.parseLong(
+        rows(tEnv, "SELECT count(*) FROM mycatalog." + NAMESPACE + ".`" + name + "$snapshots`").get(0));
   }
 }
