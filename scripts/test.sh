@@ -13,6 +13,8 @@
 # jvm-build (scripts/jvm-build.sh: clients/jvm with Maven), jvm-s3 (the AWS SDK for Java v2 check, through
 # pytest), rck (Iceberg's REST Compatibility Kit, scripts/rck.sh; every failure must be listed with its reason
 # in clients/jvm-rck/expected-failures.txt).
+# kafka-connect (scripts/jvm-kafka-connect.sh): a KRaft broker, a Connect worker and the Iceberg sink writing into
+# Tablebay, exactly once across a kill -9 (docs/clients/kafka-connect.md).
 # A stage whose prerequisite failed is skipped. To add one: write `stage_NAME`, add it to STAGES.
 #
 # Environment: CARGO_TARGET_DIR (default $HOME/.cache/tablebay-target); TABLEBAY_TEST_POSTGRES_URL (if set,
@@ -35,6 +37,7 @@ STAGES=(
     "python-s3|stage_python_s3|cargo-build python-env"
     "s3-crash|stage_s3_crash|cargo-build python-env"
     "jvm-build|stage_jvm_build|"
+    "kafka-connect|stage_kafka_connect|cargo-build python-env jvm-build"
     "jvm-s3|stage_jvm_s3|cargo-build python-env jvm-build"
     "rck|stage_rck|cargo-build python-env"
 )
@@ -111,6 +114,12 @@ stage_jvm_build() {
     local jar
     jar="$(scripts/jvm-build.sh | tail -n 1)"
     stage_export TABLEBAY_JVM_JAR "$jar"
+}
+
+# Needs jvm-build: on a fresh machine that stage installs Maven and the JDK.
+stage_kafka_connect() {
+    export TABLEBAY_BIN="${TABLEBAY_BIN:-$CARGO_TARGET_DIR/debug/tablebay}"
+    scripts/jvm-kafka-connect.sh
 }
 
 stage_jvm_s3() {

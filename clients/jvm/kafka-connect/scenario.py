@@ -52,6 +52,8 @@ CONNECTOR_CLASS = "org.apache.iceberg.connect.IcebergSinkConnector"
 COMMIT_INTERVAL_MS = 2000
 TASKS = 2
 PARTITIONS = 2
+AUTO_TOPIC = "events-auto"
+CONTROL_TOPIC = "control-iceberg"  # the sink's default iceberg.control.topic
 
 
 class StepFailed(AssertionError):
@@ -210,6 +212,10 @@ class ConnectWorker(JavaProcess):
             f"plugin.path={LIB / 'plugins'}",
             # A worker that comes back after kill -9 gets the tasks at once, not after the default 5 min.
             "scheduled.rebalance.max.delay.ms=0",
+            # An idle sink task waits in its consumer's poll until the next offset flush (default 60 s), and
+            # the Iceberg sink reads its control topic only between polls: the tail of a burst would wait up
+            # to 60 s for its commit. 5 s keeps the scenario short; the tables see the same requests.
+            "offset.flush.interval.ms=5000",
             "",
         ]))
         super().__init__(workdir, "connect", "org.apache.kafka.connect.cli.ConnectDistributed", [str(props)],
@@ -260,16 +266,19 @@ class ConnectWorker(JavaProcess):
     connectors: dict[str, dict] = {}
 
 
-def produce(broker: Broker, workdir: Path, topic: str, prefix: str, first: int, count: int,
-            extra_field: str | None = None) -> None:
+def run_tool(workdir: Path, main: str, *args: str) -> None:
+    """Runs one of the scenario's own Java mains (lib/kafka/tablebay-kafka-produce.jar) to completion."""
     cmd = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-cp", KAFKA_CP,
-           f"-Dlog4j.configuration=file:{workdir / 'kafka-log4j.properties'}",
-           "dev.tablebay.kafka.ProduceEvents", broker.bootstrap, topic, prefix, str(first), str(count)]
-    if extra_field:
-        cmd.append(extra_field)
+           f"-Dlog4j.configuration=file:{workdir / 'kafka-log4j.properties'}", f"dev.tablebay.kafka.{main}", *args]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if run.returncode != 0:
-        raise StepFailed(f"ProduceEvents exited {run.returncode}: {run.stdout}{run.stderr}")
+        raise StepFailed(f"{main} exited {run.returncode}: {run.stdout}{run.stderr}")
+
+
+def produce(broker: Broker, workdir: Path, topic: str, prefix: str, first: int, count: int,
+            extra_field: str | None = None) -> None:
+    run_tool(workdir, "ProduceEvents", broker.bootstrap, topic, prefix, str(first), str(count),
+             *([extra_field] if extra_field else []))
 
 
 def expected_ids(prefix: str, first: int, count: int) -> set[str]:
@@ -381,6 +390,10 @@ class Scenario:
         self.broker.format_storage()
         self.broker.start()
         self.broker.wait_ready()
+        # Topics exist before the connectors subscribe (a consumer would see a later one only at its next
+        # metadata refresh, minutes on); the sink's control topic too.
+        run_tool(self.workdir, "CreateTopics", self.broker.bootstrap, str(PARTITIONS), self.topic, AUTO_TOPIC)
+        run_tool(self.workdir, "CreateTopics", self.broker.bootstrap, "1", CONTROL_TOPIC)
         self.worker = ConnectWorker(self.workdir, self.broker.bootstrap)
         self.worker.start()
         self.worker.wait_ready()
@@ -473,7 +486,7 @@ class Scenario:
         print(f"  {len(self.ids)} events exactly once after the restart ({snapshots} snapshots)", flush=True)
 
     def auto_create_and_evolve(self) -> None:
-        name, topic, table = "tablebay-auto", "events-auto", "auto_events"
+        name, topic, table = "tablebay-auto", AUTO_TOPIC, "auto_events"
         self.worker.put_connector(name, self.connector_config(
             name, topic, f"{self.namespace}.{table}",
             **{"iceberg.tables.auto-create-enabled": "true",
