@@ -221,6 +221,7 @@ class ConnectWorker(JavaProcess):
         super().__init__(workdir, "connect", "org.apache.kafka.connect.cli.ConnectDistributed", [str(props)],
                          "1g")
         self.url = f"http://127.0.0.1:{self.port}"
+        self.connectors: dict[str, dict] = {}  # name → the config it was given
 
     def rest(self, method: str, path: str, body=None):
         data = json.dumps(body).encode() if body is not None else None
@@ -249,6 +250,7 @@ class ConnectWorker(JavaProcess):
         status, body = self.rest("PUT", f"/connectors/{name}/config", config)
         if status not in (200, 201):
             raise StepFailed(f"PUT /connectors/{name}/config → {status}: {body}")
+        self.connectors[name] = config
 
     def wait_running(self, name: str) -> None:
         def running():
@@ -262,8 +264,6 @@ class ConnectWorker(JavaProcess):
             return len(body.get("tasks", [])) == int(self.connectors[name]["tasks.max"]) and \
                 all(s == "RUNNING" for s in states)
         wait_for(f"connector {name} and its tasks to be RUNNING", running, 120, 1.0)
-
-    connectors: dict[str, dict] = {}
 
 
 def run_tool(workdir: Path, main: str, *args: str) -> None:
@@ -349,7 +349,6 @@ class Scenario:
             "value.converter.schemas.enable": "false",
         }
         config.update(extra)
-        ConnectWorker.connectors[name] = config
         return config
 
     def rows(self, table: str, columns: tuple[str, ...] = ("event_id",)):
@@ -516,6 +515,29 @@ class Scenario:
         print(f"  schema evolved to {sorted(f.name for f in tbl.schema().fields)}; region values present",
               flush=True)
 
+    def wrong_secret_rejected(self) -> None:
+        """The guide's configuration with a wrong secret key: the catalog answers 403 and the task fails with
+        that message; the final step checks it wrote nothing."""
+        name = "tablebay-wrong-secret"
+        self.worker.put_connector(name, self.connector_config(
+            name, self.topic, f"{self.namespace}.{self.table}",
+            **{"iceberg.catalog.rest.secret-access-key": "not-the-" + SECRET_ACCESS_KEY}))
+
+        def failed_task_trace():
+            status, body = self.worker.rest("GET", f"/connectors/{name}/status")
+            if status != 200:
+                return None
+            traces = [t.get("trace", "") for t in body.get("tasks", []) if t.get("state") == "FAILED"]
+            return traces[0] if traces else None
+
+        trace = wait_for(f"connector {name}'s task to fail", failed_task_trace, 120, 1.0)
+        if "ForbiddenException" not in trace or "signature" not in trace.lower():
+            raise StepFailed(f"the task failed, but not with the server's 403 signature error:\n{trace[:2000]}")
+        print(f"  task failed: {trace.splitlines()[0][:200]}", flush=True)
+        status, body = self.worker.rest("DELETE", f"/connectors/{name}")
+        if status not in (200, 204):
+            raise StepFailed(f"DELETE /connectors/{name} → {status}: {body}")
+
     def final_check(self) -> None:
         """The whole first table once more, after everything else ran."""
         self.wait_exactly_once(self.table, self.ids, timeout=60)
@@ -532,6 +554,7 @@ class Scenario:
             ("kill -9 the worker mid-stream, restart, produce more: no loss, no duplicate",
              self.crash_and_resume),
             ("auto-create a table, then evolve its schema with a new field", self.auto_create_and_evolve),
+            ("a connector with a wrong secret key fails with the catalog's 403", self.wrong_secret_rejected),
             ("the first table still holds every event exactly once", self.final_check),
         ]
         try:
