@@ -485,34 +485,38 @@ class Scenario:
         print(f"  {len(self.ids)} events exactly once after the restart ({snapshots} snapshots)", flush=True)
 
     def auto_create_and_evolve(self) -> None:
-        name, topic, table = "tablebay-auto", AUTO_TOPIC, "auto_events"
+        """A connector that fans each record out to two tables neither of which exists: the sink creates both,
+        then adds a column to both; every commit of the coordinator covers the two tables."""
+        name, topic, tables = "tablebay-auto", AUTO_TOPIC, ("auto_events", "auto_events_copy")
         self.worker.put_connector(name, self.connector_config(
-            name, topic, f"{self.namespace}.{table}",
+            name, topic, ",".join(f"{self.namespace}.{t}" for t in tables),
             **{"iceberg.tables.auto-create-enabled": "true",
                "iceberg.tables.evolve-schema-enabled": "true"}))
         self.worker.wait_running(name)
         produce(self.broker, self.workdir, topic, "a", 0, 500)
         want = expected_ids("a", 0, 500)
-        self.wait_exactly_once(table, want)
-        tbl, _ = self.rows(table)
-        columns = {f.name for f in tbl.schema().fields}
-        if not {"event_id", "event_time", "event_type"} <= columns or "region" in columns:
-            raise StepFailed(f"auto-created table has columns {sorted(columns)}")
-        print(f"  auto-created {self.namespace}.{table} with columns {sorted(columns)}", flush=True)
+        for table in tables:
+            self.wait_exactly_once(table, want)
+            tbl, _ = self.rows(table)
+            columns = {f.name for f in tbl.schema().fields}
+            if not {"event_id", "event_time", "event_type"} <= columns or "region" in columns:
+                raise StepFailed(f"auto-created table {table} has columns {sorted(columns)}")
+        print(f"  auto-created {', '.join(tables)} with columns {sorted(columns)}", flush=True)
 
-        # Events with a field the table lacks: the sink adds the column and writes its values.
+        # Events with a field the tables lack: the sink adds the column and writes its values.
         produce(self.broker, self.workdir, topic, "a", 500, 500, extra_field="region")
         want |= expected_ids("a", 500, 500)
-        self.wait_exactly_once(table, want)
-        tbl, arrow = self.rows(table, ("event_id", "region"))
-        if "region" not in {f.name for f in tbl.schema().fields}:
-            raise StepFailed(f"no region column after evolution: {tbl.schema()}")
-        values = dict(zip(arrow.column("event_id").to_pylist(), arrow.column("region").to_pylist()))
-        wrong = [(k, v) for k, v in values.items()
-                 if v != (f"v-{k[2:]}" if int(k[2:]) >= 500 else None)]
-        if wrong:
-            raise StepFailed(f"{len(wrong)} rows with a wrong region, e.g. {wrong[:5]}")
-        print(f"  schema evolved to {sorted(f.name for f in tbl.schema().fields)}; region values present",
+        for table in tables:
+            self.wait_exactly_once(table, want)
+            tbl, arrow = self.rows(table, ("event_id", "region"))
+            if "region" not in {f.name for f in tbl.schema().fields}:
+                raise StepFailed(f"no region column in {table} after evolution: {tbl.schema()}")
+            values = dict(zip(arrow.column("event_id").to_pylist(), arrow.column("region").to_pylist()))
+            wrong = [(k, v) for k, v in values.items()
+                     if v != (f"v-{k[2:]}" if int(k[2:]) >= 500 else None)]
+            if wrong:
+                raise StepFailed(f"{table}: {len(wrong)} rows with a wrong region, e.g. {wrong[:5]}")
+        print(f"  schema of both evolved to {sorted(f.name for f in tbl.schema().fields)}; region values present",
               flush=True)
 
     def wrong_secret_rejected(self) -> None:
@@ -553,7 +557,8 @@ class Scenario:
             ("values and snapshot summary as the sink wrote them", self.check_values),
             ("kill -9 the worker mid-stream, restart, produce more: no loss, no duplicate",
              self.crash_and_resume),
-            ("auto-create a table, then evolve its schema with a new field", self.auto_create_and_evolve),
+            ("auto-create two tables from one topic, then evolve their schema with a new field",
+             self.auto_create_and_evolve),
             ("a connector with a wrong secret key fails with the catalog's 403", self.wrong_secret_rejected),
             ("the first table still holds every event exactly once", self.final_check),
         ]
