@@ -17,6 +17,8 @@ if [[ -n "${MAVEN_REPO_LOCAL:-}" ]]; then
     args+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
 fi
 echo "jvm-kafka-connect: mvn ${args[*]} in clients/jvm/kafka-connect" >&2
+# lib/ anew: copy-dependencies never removes a jar, and a stale version in plugin.path would shadow the new one.
+rm -rf lib
 mvn "${args[@]}" >&2
 
 venv="${TABLEBAY_VENV:-$HOME/.cache/tablebay-venv}"
