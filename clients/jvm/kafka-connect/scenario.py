@@ -11,7 +11,8 @@ configured with the OSS Tables guide's properties and Tablebay's endpoints; Prod
 JSON events; PyIceberg to read the table back.
 
 Steps: 10,000 events exactly once; kill -9 of the worker mid-stream, restart, more events, still exactly once;
-the sink's auto-create and schema evolution. One line per step, then "N passed, M failed"; exit 1 on failure.
+the sink's auto-create and schema evolution (two tables per commit); a wrong secret key rejected with the
+catalog's 403. One line per step, then "N passed, M failed"; exit 1 on failure.
 
     scenario.py [--events N] [--keep]     (lib/ must be built: scripts/jvm-kafka-connect.sh does both)
 """
