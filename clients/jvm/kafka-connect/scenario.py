@@ -292,7 +292,8 @@ class Scenario:
         self.events = events
         self.passed = 0
         self.failed = 0
-        self.server = TablebayServer(workdir / "tablebay", arn_flavor="aws")
+        # The default ARN flavor: the warehouse is an `acs:osstables:…` ARN, as in the OSS Tables guide.
+        self.server = TablebayServer(workdir / "tablebay", arn_flavor=None)
         self.broker: Broker | None = None
         self.worker: ConnectWorker | None = None
         self.cli: AwsCli | None = None
@@ -413,6 +414,7 @@ class Scenario:
                        "--name", self.table)
         if got["name"] != self.table:
             raise StepFailed(f"get-table answered {got}")
+        print(f"  warehouse {self.bucket_arn}", flush=True)
 
     def create_connector(self) -> None:
         name = "tablebay-events"
