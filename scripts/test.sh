@@ -11,7 +11,8 @@
 # PyIceberg, DuckDB — all but the S3 data-plane files), python-s3 (clients/python/test_s3_*.py: boto3, raw
 # SigV4, pyarrow, aws s3 on the local and the remote backend), s3-crash (kill -9 during large uploads),
 # jvm-build (scripts/jvm-build.sh: clients/jvm with Maven), jvm-s3 (the AWS SDK for Java v2 check, through
-# pytest), spark and flink (the pipeline scenarios of clients/jvm/spark and clients/jvm/flink: Spark 3.5 and
+# pytest), kafka-connect (scripts/jvm-kafka-connect.sh: a KRaft broker, a Connect worker and the Iceberg sink
+# writing into Tablebay, exactly once across a kill -9), spark and flink (the pipeline scenarios of clients/jvm/spark and clients/jvm/flink: Spark 3.5 and
 # Flink 1.20 with Iceberg 1.10.1's REST catalog, SigV4 and S3FileIO; jars by scripts/jvm-pipeline-build.sh),
 # rck (Iceberg's REST Compatibility Kit, scripts/rck.sh; every failure must be listed with its reason in
 # clients/jvm-rck/expected-failures.txt).
@@ -37,6 +38,7 @@ STAGES=(
     "python-s3|stage_python_s3|cargo-build python-env"
     "s3-crash|stage_s3_crash|cargo-build python-env"
     "jvm-build|stage_jvm_build|"
+    "kafka-connect|stage_kafka_connect|cargo-build python-env jvm-build"
     "jvm-s3|stage_jvm_s3|cargo-build python-env jvm-build"
     "spark|stage_spark|cargo-build python-env jvm-build"
     "flink|stage_flink|cargo-build python-env jvm-build"
@@ -115,6 +117,12 @@ stage_jvm_build() {
     local jar
     jar="$(scripts/jvm-build.sh | tail -n 1)"
     stage_export TABLEBAY_JVM_JAR "$jar"
+}
+
+# Needs jvm-build: on a fresh machine that stage installs Maven and the JDK.
+stage_kafka_connect() {
+    export TABLEBAY_BIN="${TABLEBAY_BIN:-$CARGO_TARGET_DIR/debug/tablebay}"
+    scripts/jvm-kafka-connect.sh
 }
 
 stage_jvm_s3() {
