@@ -32,6 +32,9 @@ pub enum AuthError {
     /// The temporary credentials have expired.
     #[error("the security token included in the request is expired")]
     ExpiredSessionToken,
+    /// The credential store could not be asked (the metadata store failed); retrying may succeed.
+    #[error("the credential store is unavailable")]
+    Unavailable,
     /// No accepted canonical form of the request verifies against the signature.
     #[error("the request signature does not match")]
     SignatureMismatch,

@@ -22,7 +22,9 @@ pub struct NewAccount {
 
 impl std::fmt::Debug for NewAccount {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NewAccount").field("account_id", &self.account_id).finish_non_exhaustive()
+        f.debug_struct("NewAccount")
+            .field("account_id", &self.account_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -44,10 +46,16 @@ impl Iam {
     }
 
     /// Creates an account with a root access key. Only the instance root may.
-    pub async fn create_account(&self, caller: &Principal, name: Option<&str>) -> Result<NewAccount, IamError> {
+    pub async fn create_account(
+        &self,
+        caller: &Principal,
+        name: Option<&str>,
+    ) -> Result<NewAccount, IamError> {
         require_instance_root(caller)?;
         if let Some(name) = name
-            && (name.is_empty() || name.len() > MAX_ACCOUNT_NAME || name.chars().any(char::is_control))
+            && (name.is_empty()
+                || name.len() > MAX_ACCOUNT_NAME
+                || name.chars().any(char::is_control))
         {
             return Err(IamError::Invalid(format!(
                 "Invalid accountName: it must be 1 to {MAX_ACCOUNT_NAME} printable characters"
@@ -57,14 +65,21 @@ impl Iam {
         // A random 12-digit id; a collision (one in 10^11) is retried.
         let mut id = account_id();
         for _ in 0..3 {
-            let record = AccountRecord { account_id: id.clone(), name: name.map(str::to_string), created_at: now };
+            let record = AccountRecord {
+                account_id: id.clone(),
+                name: name.map(str::to_string),
+                created_at: now,
+            };
             match self.meta.insert_account(&record).await {
                 Ok(()) => break,
                 Err(StoreError::AlreadyExists(_)) => id = account_id(),
                 Err(e) => return Err(e.into()),
             }
         }
-        let key = IssuedKey { access_key_id: long_term_key_id(), secret_access_key: secret_key() };
+        let key = IssuedKey {
+            access_key_id: long_term_key_id(),
+            secret_access_key: secret_key(),
+        };
         self.meta
             .insert_credential(&CredentialRecord {
                 access_key_id: key.access_key_id.clone(),
@@ -80,22 +95,36 @@ impl Iam {
                 created_at: now,
             })
             .await?;
-        Ok(NewAccount { account_id: id, key })
+        Ok(NewAccount {
+            account_id: id,
+            key,
+        })
     }
 
     /// Deletes an account with its users, roles, policies and keys. Only the instance root may; the default
     /// account and accounts that still own table buckets cannot be deleted.
-    pub async fn delete_account(&self, caller: &Principal, account_id: &str) -> Result<(), IamError> {
+    pub async fn delete_account(
+        &self,
+        caller: &Principal,
+        account_id: &str,
+    ) -> Result<(), IamError> {
         require_instance_root(caller)?;
         tablebay_catalog::AccountId::parse(account_id)
             .map_err(|_| IamError::NotFound(format!("The account {account_id} does not exist")))?;
         if account_id == self.config.default_account.as_str() {
-            return Err(IamError::Invalid("The default account cannot be deleted".to_string()));
+            return Err(IamError::Invalid(
+                "The default account cannot be deleted".to_string(),
+            ));
         }
-        self.meta.delete_account(account_id).await.map_err(|e| match e {
-            StoreError::NotFound => IamError::NotFound(format!("The account {account_id} does not exist")),
-            other => other.into(),
-        })?;
+        self.meta
+            .delete_account(account_id)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => {
+                    IamError::NotFound(format!("The account {account_id} does not exist"))
+                }
+                other => other.into(),
+            })?;
         // The account's keys are gone from the store; drop every cached key rather than list them first.
         self.keys.invalidate_all();
         Ok(())
@@ -106,6 +135,9 @@ pub(crate) fn require_instance_root(caller: &Principal) -> Result<(), IamError> 
     if caller.kind == PrincipalKind::InstanceRoot && caller.session.is_none() {
         Ok(())
     } else {
-        Err(IamError::Denied(format!("{} is not authorized to manage accounts: only the instance root is", caller.arn)))
+        Err(IamError::Denied(format!(
+            "{} is not authorized to manage accounts: only the instance root is",
+            caller.arn
+        )))
     }
 }

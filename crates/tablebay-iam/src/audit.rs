@@ -22,7 +22,13 @@ pub fn audit_mutation(principal: &Principal, action: &str, resource: &str, reque
 }
 
 /// Records a denial made outside the authorizer (admin and STS checks).
-pub(crate) fn audit_denial(principal: &Principal, action: &str, resource: &str, request_id: &str, reason: &str) {
+pub(crate) fn audit_denial(
+    principal: &Principal,
+    action: &str,
+    resource: &str,
+    request_id: &str,
+    reason: &str,
+) {
     tracing::warn!(
         target: AUDIT_TARGET,
         principal = %principal.arn,
@@ -38,7 +44,15 @@ pub(crate) fn audit_denial(principal: &Principal, action: &str, resource: &str, 
 
 /// Whether an action changes something (and so is audited when allowed, not only when denied).
 pub(crate) fn is_mutation(action: &str) -> bool {
-    ["Create", "Delete", "Put", "Update", "Rename", "AssumeRole", "GetSessionToken"]
-        .iter()
-        .any(|verb| action.starts_with(verb))
+    [
+        "Create",
+        "Delete",
+        "Put",
+        "Update",
+        "Rename",
+        "AssumeRole",
+        "GetSessionToken",
+    ]
+    .iter()
+    .any(|verb| action.starts_with(verb))
 }

@@ -13,7 +13,9 @@ use std::net::IpAddr;
 use chrono::Utc;
 use tablebay_auth::{Principal, PrincipalKind};
 use tablebay_catalog::{AccountId, ArnFlavor, BucketArn, CatalogError, TableArn, TableRef};
-use tablebay_policy::{Action, Caller, Context, Decision, Policies, Policy, PolicyKind, Request, evaluate};
+use tablebay_policy::{
+    Action, Caller, Context, Decision, Policies, Policy, PolicyKind, Request, evaluate,
+};
 
 use crate::audit::{AUDIT_TARGET, is_mutation};
 use crate::credentials::{ROLE, USER};
@@ -80,7 +82,8 @@ impl Iam {
         cx: &AccessContext,
     ) -> Result<(), IamError> {
         let resource_policies = self.resource_policies(resource).await?;
-        self.authorize_with(principal, action, resource, &resource_policies, cx).await
+        self.authorize_with(principal, action, resource, &resource_policies, cx)
+            .await
     }
 
     /// [`Iam::authorize`] for several actions on one resource (an Iceberg operation's list): all must be allowed.
@@ -93,16 +96,30 @@ impl Iam {
     ) -> Result<(), IamError> {
         let resource_policies = self.resource_policies(resource).await?;
         for action in actions {
-            self.authorize_with(principal, *action, resource, &resource_policies, cx).await?;
+            self.authorize_with(principal, *action, resource, &resource_policies, cx)
+                .await?;
         }
         Ok(())
     }
 
     /// Whether `principal` may perform `action` on `resource`, without an audit event (a probe, e.g. whether
     /// vended credentials may write).
-    pub async fn is_allowed(&self, principal: &Principal, action: Action, resource: &Resource) -> Result<bool, IamError> {
+    pub async fn is_allowed(
+        &self,
+        principal: &Principal,
+        action: Action,
+        resource: &Resource,
+    ) -> Result<bool, IamError> {
         let resource_policies = self.resource_policies(resource).await?;
-        let decision = self.decide(principal, action, resource, &resource_policies, &AccessContext::default()).await?;
+        let decision = self
+            .decide(
+                principal,
+                action,
+                resource,
+                &resource_policies,
+                &AccessContext::default(),
+            )
+            .await?;
         Ok(decision == Decision::Allow)
     }
 
@@ -114,7 +131,9 @@ impl Iam {
         resource_policies: &[Policy],
         cx: &AccessContext,
     ) -> Result<(), IamError> {
-        let decision = self.decide(principal, action, resource, resource_policies, cx).await?;
+        let decision = self
+            .decide(principal, action, resource, resource_policies, cx)
+            .await?;
         let arn = resource.arn(&self.config.region, self.config.flavor);
         let action_name = action.qualified_name();
         match decision {
@@ -190,9 +209,15 @@ impl Iam {
         };
         if principal.kind == PrincipalKind::InstanceRoot {
             // The operator may do anything; a session of the operator is still narrowed by its session policy.
-            let Some(session) = session else { return Ok(Decision::Allow) };
+            let Some(session) = session else {
+                return Ok(Decision::Allow);
+            };
             let as_identity = stored_policy(session.source(), PolicyKind::Identity)?;
-            let caller = Caller { account_id: &principal.account_id, arn: &principal.arn, is_account_root: false };
+            let caller = Caller {
+                account_id: &principal.account_id,
+                arn: &principal.arn,
+                is_account_root: false,
+            };
             let request = Request {
                 caller,
                 action,
@@ -200,7 +225,11 @@ impl Iam {
                 resource_account: resource.account().as_str(),
                 context: &context,
             };
-            let policies = Policies { identity: std::slice::from_ref(&as_identity), resource: &[], session: None };
+            let policies = Policies {
+                identity: std::slice::from_ref(&as_identity),
+                resource: &[],
+                session: None,
+            };
             return Ok(evaluate(&request, &policies));
         }
         let identity = self.identity_policies_of(principal).await?;
@@ -210,26 +239,43 @@ impl Iam {
             arn: &principal.arn,
             is_account_root: principal.kind == PrincipalKind::AccountRoot,
         };
-        let request =
-            Request { caller, action, resource_arn: &arn, resource_account: resource.account().as_str(), context: &context };
-        let policies = Policies { identity: &identity, resource: &resource_refs, session: session.as_ref() };
+        let request = Request {
+            caller,
+            action,
+            resource_arn: &arn,
+            resource_account: resource.account().as_str(),
+            context: &context,
+        };
+        let policies = Policies {
+            identity: &identity,
+            resource: &resource_refs,
+            session: session.as_ref(),
+        };
         Ok(evaluate(&request, &policies))
     }
 
     /// The identity policies that apply to `principal`: its user's or role's; none for roots.
-    pub(crate) async fn identity_policies_of(&self, principal: &Principal) -> Result<Vec<Policy>, IamError> {
+    pub(crate) async fn identity_policies_of(
+        &self,
+        principal: &Principal,
+    ) -> Result<Vec<Policy>, IamError> {
         let kind = match principal.kind {
             PrincipalKind::User => USER,
             PrincipalKind::Role => ROLE,
             PrincipalKind::InstanceRoot | PrincipalKind::AccountRoot => return Ok(Vec::new()),
         };
-        let documents = self.meta.principal_policies(&principal.account_id, kind, &principal.name).await?;
+        let documents = self
+            .meta
+            .principal_policies(&principal.account_id, kind, &principal.name)
+            .await?;
         let mut policies = Vec::with_capacity(documents.len());
         for (name, document) in documents {
             match Policy::parse(&document, PolicyKind::Identity) {
                 Ok(policy) => policies.push(policy),
                 // Validated when stored; skipping an unreadable one can only withhold an allow.
-                Err(e) => tracing::warn!(policy = %name, principal = %principal.arn, error = %e, "unreadable identity policy ignored"),
+                Err(e) => {
+                    tracing::warn!(policy = %name, principal = %principal.arn, error = %e, "unreadable identity policy ignored")
+                }
             }
         }
         Ok(policies)
@@ -244,11 +290,20 @@ impl Iam {
                 documents.extend(absent_is_none(self.catalog.bucket_policy(bucket).await)?);
             }
             Resource::Table(table) => {
-                documents.extend(absent_is_none(self.catalog.bucket_policy(&table.bucket).await)?);
-                documents.extend(absent_is_none(self.catalog.table_policy(&TableRef::Arn(table.clone())).await)?);
+                documents.extend(absent_is_none(
+                    self.catalog.bucket_policy(&table.bucket).await,
+                )?);
+                documents.extend(absent_is_none(
+                    self.catalog
+                        .table_policy(&TableRef::Arn(table.clone()))
+                        .await,
+                )?);
             }
         }
-        documents.iter().map(|d| stored_policy(d.as_str(), PolicyKind::Resource)).collect()
+        documents
+            .iter()
+            .map(|d| stored_policy(d.as_str(), PolicyKind::Resource))
+            .collect()
     }
 }
 
@@ -257,7 +312,9 @@ impl Iam {
 fn stored_policy(document: &str, kind: PolicyKind) -> Result<Policy, IamError> {
     Policy::parse(document, kind).map_err(|e| {
         tracing::warn!(error = %e, "a stored policy does not parse; denying");
-        IamError::Denied(format!("A policy that applies to this request is invalid: {e}"))
+        IamError::Denied(format!(
+            "A policy that applies to this request is invalid: {e}"
+        ))
     })
 }
 

@@ -37,7 +37,9 @@ pub struct KnownKey {
 
 impl std::fmt::Debug for KnownKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KnownKey").field("principal", &self.principal).finish_non_exhaustive()
+        f.debug_struct("KnownKey")
+            .field("principal", &self.principal)
+            .finish_non_exhaustive()
     }
 }
 
@@ -59,7 +61,11 @@ impl KnownKey {
 
     /// Checks the session token a request carried (`x-amz-security-token`) at `now`: temporary credentials need
     /// their own token and must not have expired; long-term keys must come without one.
-    pub fn check_session_token(&self, presented: Option<&str>, now: DateTime<Utc>) -> Result<(), AuthError> {
+    pub fn check_session_token(
+        &self,
+        presented: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(), AuthError> {
         match (&self.token_sha256, presented) {
             (None, None) => Ok(()),
             (None, Some(_)) | (Some(_), None) => Err(AuthError::InvalidSessionToken),
@@ -80,7 +86,11 @@ impl KnownKey {
 impl Iam {
     /// The key `access_key_id`, if it exists and is active.
     pub async fn lookup(&self, access_key_id: &str) -> Result<Option<KnownKey>, IamError> {
-        if bool::from(access_key_id.as_bytes().ct_eq(self.config.root_access_key_id.as_bytes())) {
+        if bool::from(
+            access_key_id
+                .as_bytes()
+                .ct_eq(self.config.root_access_key_id.as_bytes()),
+        ) {
             let account = self.config.default_account.to_string();
             let principal = Principal {
                 arn: self.root_arn(&account),
@@ -90,14 +100,20 @@ impl Iam {
                 name: String::new(),
                 session: None,
             };
-            return Ok(Some(KnownKey { secret: self.config.root_secret.clone(), principal, token_sha256: None }));
+            return Ok(Some(KnownKey {
+                secret: self.config.root_secret.clone(),
+                principal,
+                token_sha256: None,
+            }));
         }
         let record = match self.keys.get(access_key_id).await {
             Some(record) => record,
             None => match self.meta.credential(access_key_id).await? {
                 Some(record) => {
                     let record = Arc::new(record);
-                    self.keys.insert(access_key_id.to_string(), Arc::clone(&record)).await;
+                    self.keys
+                        .insert(access_key_id.to_string(), Arc::clone(&record))
+                        .await;
                     record
                 }
                 None => return Ok(None),
@@ -121,10 +137,16 @@ impl Iam {
         let (kind, arn) = match record.principal_kind.as_str() {
             INSTANCE_ROOT => (PrincipalKind::InstanceRoot, self.root_arn(&account)),
             ACCOUNT_ROOT => (PrincipalKind::AccountRoot, self.root_arn(&account)),
-            USER => (PrincipalKind::User, self.user_arn(&account, &record.principal_name)),
+            USER => (
+                PrincipalKind::User,
+                self.user_arn(&account, &record.principal_name),
+            ),
             ROLE => {
                 let session = record.session_name.as_deref().unwrap_or("session");
-                (PrincipalKind::Role, self.assumed_role_arn(&account, &record.principal_name, session))
+                (
+                    PrincipalKind::Role,
+                    self.assumed_role_arn(&account, &record.principal_name, session),
+                )
             }
             other => {
                 tracing::warn!(kind = other, key = %record.access_key_id, "credential of an unknown principal kind");
@@ -132,7 +154,10 @@ impl Iam {
             }
         };
         let session = match (&record.session_token_sha256, record.expires_at) {
-            (Some(_), Some(expires_at)) => Some(Session { policy: record.session_policy.clone(), expires_at }),
+            (Some(_), Some(expires_at)) => Some(Session {
+                policy: record.session_policy.clone(),
+                expires_at,
+            }),
             (None, _) => None,
             // A temporary credential without an expiry is corrupt: refuse it rather than let it live forever.
             (Some(_), None) => return None,
@@ -145,6 +170,10 @@ impl Iam {
             name: record.principal_name.clone(),
             session,
         };
-        Some(KnownKey { secret: record.secret.clone(), principal, token_sha256: record.session_token_sha256.clone() })
+        Some(KnownKey {
+            secret: record.secret.clone(),
+            principal,
+            token_sha256: record.session_token_sha256.clone(),
+        })
     }
 }

@@ -23,6 +23,6 @@ pub use authorize::{AccessContext, Resource};
 pub use credentials::KnownKey;
 pub use error::IamError;
 pub use names::{PolicyName, PrincipalName, SessionName};
-pub use principals::{AccessKey, IdentityKind, IdentityInfo, IssuedKey};
+pub use principals::{AccessKey, IdentityInfo, IdentityKind, IssuedKey};
 pub use service::{Iam, IamConfig};
 pub use sts::{AssumeRoleRequest, IssuedSession, MAX_SESSION_SECS, MIN_SESSION_SECS, VendedAccess};

@@ -17,7 +17,8 @@ pub struct PolicyName(String);
 pub struct SessionName(String);
 
 fn valid_chars(s: &str) -> bool {
-    s.chars().all(|c| c.is_ascii_alphanumeric() || "+=,.@_-".contains(c))
+    s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "+=,.@_-".contains(c))
 }
 
 fn parse(raw: &str, what: &str, min: usize, max: usize) -> Result<String, IamError> {
@@ -76,7 +77,14 @@ const SECRET_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
 
 fn random_string(alphabet: &[u8], n: usize) -> String {
     let mut rng = rand::rng();
-    (0..n).filter_map(|_| alphabet.get(rng.random_range(0..alphabet.len())).copied().map(char::from)).collect()
+    (0..n)
+        .filter_map(|_| {
+            alphabet
+                .get(rng.random_range(0..alphabet.len()))
+                .copied()
+                .map(char::from)
+        })
+        .collect()
 }
 
 /// A new long-term access key id (`TBAK` + 16, shaped like AWS's `AKIA…`).
@@ -103,7 +111,9 @@ pub(crate) fn session_token() -> String {
 pub(crate) fn account_id() -> String {
     let mut rng = rand::rng();
     let first = rng.random_range(1..10u8);
-    let rest: String = (0..11).map(|_| char::from(b'0' + rng.random_range(0..10u8))).collect();
+    let rest: String = (0..11)
+        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
+        .collect();
     format!("{first}{rest}")
 }
 
@@ -119,8 +129,15 @@ mod tests {
 
     #[test]
     fn names() {
-        for (name, ok) in [("alice", true), ("a", true), ("a.b+c=d,e@f_g-h", true), ("", false), ("a b", false),
-                           ("a/b", false), ("ä", false)] {
+        for (name, ok) in [
+            ("alice", true),
+            ("a", true),
+            ("a.b+c=d,e@f_g-h", true),
+            ("", false),
+            ("a b", false),
+            ("a/b", false),
+            ("ä", false),
+        ] {
             assert_eq!(PrincipalName::parse(name).is_ok(), ok, "{name}");
         }
         assert!(PrincipalName::parse(&"x".repeat(64)).is_ok());

@@ -84,8 +84,17 @@ const MAX_ROLE_SESSION_SECS: i64 = 43_200;
 impl Iam {
     /// The account an admin call acts in: the caller's own for an account root; the default account, or the one
     /// it names, for the instance root. Temporary credentials and non-root identities are refused.
-    pub fn admin_account(&self, caller: &Principal, requested: Option<&str>) -> Result<String, IamError> {
-        let denied = || IamError::Denied(format!("{} is not authorized to administer identities", caller.arn));
+    pub fn admin_account(
+        &self,
+        caller: &Principal,
+        requested: Option<&str>,
+    ) -> Result<String, IamError> {
+        let denied = || {
+            IamError::Denied(format!(
+                "{} is not authorized to administer identities",
+                caller.arn
+            ))
+        };
         if caller.session.is_some() {
             return Err(denied());
         }
@@ -93,7 +102,9 @@ impl Iam {
             (PrincipalKind::InstanceRoot, Some(account)) => Ok(account.to_string()),
             (PrincipalKind::InstanceRoot, None) => Ok(self.config.default_account.to_string()),
             (PrincipalKind::AccountRoot, None) => Ok(caller.account_id.clone()),
-            (PrincipalKind::AccountRoot, Some(account)) if account == caller.account_id => Ok(account.to_string()),
+            (PrincipalKind::AccountRoot, Some(account)) if account == caller.account_id => {
+                Ok(account.to_string())
+            }
             _ => Err(denied()),
         }
     }
@@ -101,7 +112,9 @@ impl Iam {
     async fn require_account(&self, account: &str) -> Result<(), IamError> {
         match self.meta.account(account).await? {
             Some(_) => Ok(()),
-            None => Err(IamError::NotFound(format!("The account {account} does not exist"))),
+            None => Err(IamError::NotFound(format!(
+                "The account {account} does not exist"
+            ))),
         }
     }
 
@@ -121,8 +134,13 @@ impl Iam {
     }
 
     /// Creates a user.
-    pub async fn create_user(&self, account: &str, name: &PrincipalName) -> Result<IdentityInfo, IamError> {
-        self.create_identity(account, IdentityKind::User, name, None, None).await
+    pub async fn create_user(
+        &self,
+        account: &str,
+        name: &PrincipalName,
+    ) -> Result<IdentityInfo, IamError> {
+        self.create_identity(account, IdentityKind::User, name, None, None)
+            .await
     }
 
     /// Creates a role with its trust policy (who may assume it) and longest session (default one hour).
@@ -140,7 +158,14 @@ impl Iam {
                 "maxSessionDuration must be between {DEFAULT_ROLE_SESSION_SECS} and {MAX_ROLE_SESSION_SECS} seconds"
             )));
         }
-        self.create_identity(account, IdentityKind::Role, name, Some(trust_policy), Some(max)).await
+        self.create_identity(
+            account,
+            IdentityKind::Role,
+            name,
+            Some(trust_policy),
+            Some(max),
+        )
+        .await
     }
 
     async fn create_identity(
@@ -168,7 +193,12 @@ impl Iam {
     }
 
     /// A user or role.
-    pub async fn identity(&self, account: &str, kind: IdentityKind, name: &str) -> Result<IdentityInfo, IamError> {
+    pub async fn identity(
+        &self,
+        account: &str,
+        kind: IdentityKind,
+        name: &str,
+    ) -> Result<IdentityInfo, IamError> {
         match self.meta.principal(account, kind.as_str(), name).await? {
             Some(record) => Ok(self.info(record)),
             None => Err(not_found(kind, name)),
@@ -176,17 +206,36 @@ impl Iam {
     }
 
     /// Every user (or role) of the account, by name.
-    pub async fn identities(&self, account: &str, kind: IdentityKind) -> Result<Vec<IdentityInfo>, IamError> {
+    pub async fn identities(
+        &self,
+        account: &str,
+        kind: IdentityKind,
+    ) -> Result<Vec<IdentityInfo>, IamError> {
         self.require_account(account).await?;
-        Ok(self.meta.list_principals(account, kind.as_str()).await?.into_iter().map(|r| self.info(r)).collect())
+        Ok(self
+            .meta
+            .list_principals(account, kind.as_str())
+            .await?
+            .into_iter()
+            .map(|r| self.info(r))
+            .collect())
     }
 
     /// Deletes a user or role with its policies and keys (sessions of a role included).
-    pub async fn delete_identity(&self, account: &str, kind: IdentityKind, name: &str) -> Result<(), IamError> {
-        let keys = self.meta.delete_principal(account, kind.as_str(), name).await.map_err(|e| match e {
-            StoreError::NotFound => not_found(kind, name),
-            other => other.into(),
-        })?;
+    pub async fn delete_identity(
+        &self,
+        account: &str,
+        kind: IdentityKind,
+        name: &str,
+    ) -> Result<(), IamError> {
+        let keys = self
+            .meta
+            .delete_principal(account, kind.as_str(), name)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => not_found(kind, name),
+                other => other.into(),
+            })?;
         self.forget_keys(keys).await;
         Ok(())
     }
@@ -216,7 +265,10 @@ impl Iam {
         name: &str,
     ) -> Result<Vec<(String, String)>, IamError> {
         self.identity(account, kind, name).await?;
-        Ok(self.meta.principal_policies(account, kind.as_str(), name).await?)
+        Ok(self
+            .meta
+            .principal_policies(account, kind.as_str(), name)
+            .await?)
     }
 
     /// One identity policy's document.
@@ -232,7 +284,12 @@ impl Iam {
             .into_iter()
             .find(|(n, _)| n == policy_name)
             .map(|(_, document)| document)
-            .ok_or_else(|| IamError::NotFound(format!("The policy {policy_name} of {} {name} does not exist", kind.noun())))
+            .ok_or_else(|| {
+                IamError::NotFound(format!(
+                    "The policy {policy_name} of {} {name} does not exist",
+                    kind.noun()
+                ))
+            })
     }
 
     /// Removes an identity policy.
@@ -244,22 +301,36 @@ impl Iam {
         policy_name: &str,
     ) -> Result<(), IamError> {
         self.identity(account, kind, name).await?;
-        if self.meta.delete_principal_policy(account, kind.as_str(), name, policy_name).await? {
+        if self
+            .meta
+            .delete_principal_policy(account, kind.as_str(), name, policy_name)
+            .await?
+        {
             Ok(())
         } else {
-            Err(IamError::NotFound(format!("The policy {policy_name} of {} {name} does not exist", kind.noun())))
+            Err(IamError::NotFound(format!(
+                "The policy {policy_name} of {} {name} does not exist",
+                kind.noun()
+            )))
         }
     }
 
     /// Issues a new access key for a user (at most [`MAX_KEYS_PER_USER`]).
-    pub async fn create_access_key(&self, account: &str, user: &str) -> Result<IssuedKey, IamError> {
+    pub async fn create_access_key(
+        &self,
+        account: &str,
+        user: &str,
+    ) -> Result<IssuedKey, IamError> {
         self.identity(account, IdentityKind::User, user).await?;
         if self.meta.list_access_keys(account, USER, user).await?.len() >= MAX_KEYS_PER_USER {
             return Err(IamError::Conflict(format!(
                 "The user {user} already has {MAX_KEYS_PER_USER} access keys; delete one first"
             )));
         }
-        let key = IssuedKey { access_key_id: long_term_key_id(), secret_access_key: secret_key() };
+        let key = IssuedKey {
+            access_key_id: long_term_key_id(),
+            secret_access_key: secret_key(),
+        };
         self.meta
             .insert_credential(&CredentialRecord {
                 access_key_id: key.access_key_id.clone(),
@@ -286,7 +357,11 @@ impl Iam {
             .list_access_keys(account, USER, user)
             .await?
             .into_iter()
-            .map(|r| AccessKey { access_key_id: r.access_key_id, status: r.status, created_at: r.created_at })
+            .map(|r| AccessKey {
+                access_key_id: r.access_key_id,
+                status: r.status,
+                created_at: r.created_at,
+            })
             .collect())
     }
 
@@ -301,10 +376,18 @@ impl Iam {
         let status = match status {
             s if s.eq_ignore_ascii_case(ACTIVE) => ACTIVE,
             s if s.eq_ignore_ascii_case(INACTIVE) => INACTIVE,
-            other => return Err(IamError::Invalid(format!("Invalid status '{other}': use Active or Inactive"))),
+            other => {
+                return Err(IamError::Invalid(format!(
+                    "Invalid status '{other}': use Active or Inactive"
+                )));
+            }
         };
         self.identity(account, IdentityKind::User, user).await?;
-        if !self.meta.set_access_key_status(account, USER, user, access_key_id, status).await? {
+        if !self
+            .meta
+            .set_access_key_status(account, USER, user, access_key_id, status)
+            .await?
+        {
             return Err(key_not_found(user, access_key_id));
         }
         self.forget_keys([access_key_id.to_string()]).await;
@@ -312,9 +395,18 @@ impl Iam {
     }
 
     /// Deletes a user's key.
-    pub async fn delete_access_key(&self, account: &str, user: &str, access_key_id: &str) -> Result<(), IamError> {
+    pub async fn delete_access_key(
+        &self,
+        account: &str,
+        user: &str,
+        access_key_id: &str,
+    ) -> Result<(), IamError> {
         self.identity(account, IdentityKind::User, user).await?;
-        if !self.meta.delete_access_key(account, USER, user, access_key_id).await? {
+        if !self
+            .meta
+            .delete_access_key(account, USER, user, access_key_id)
+            .await?
+        {
             return Err(key_not_found(user, access_key_id));
         }
         self.forget_keys([access_key_id.to_string()]).await;
@@ -327,10 +419,13 @@ fn not_found(kind: IdentityKind, name: &str) -> IamError {
 }
 
 fn key_not_found(user: &str, access_key_id: &str) -> IamError {
-    IamError::NotFound(format!("The access key {access_key_id} of user {user} does not exist"))
+    IamError::NotFound(format!(
+        "The access key {access_key_id} of user {user} does not exist"
+    ))
 }
 
 /// Parses a policy document of `kind`; its message is the 400's.
 pub(crate) fn validate_policy(document: &str, kind: PolicyKind) -> Result<Policy, IamError> {
-    Policy::parse(document, kind).map_err(|e| IamError::Invalid(format!("Invalid policy document: {e}")))
+    Policy::parse(document, kind)
+        .map_err(|e| IamError::Invalid(format!("Invalid policy document: {e}")))
 }

@@ -52,8 +52,16 @@ pub struct Iam {
 impl Iam {
     /// The service over the metadata store; resource policies are read through `catalog`.
     pub fn new(meta: MetaStore, catalog: Catalog, config: IamConfig) -> Self {
-        let keys = Cache::builder().max_capacity(KEY_CACHE_CAPACITY).time_to_live(KEY_CACHE_TTL).build();
-        Self { meta, catalog, config: Arc::new(config), keys }
+        let keys = Cache::builder()
+            .max_capacity(KEY_CACHE_CAPACITY)
+            .time_to_live(KEY_CACHE_TTL)
+            .build();
+        Self {
+            meta,
+            catalog,
+            config: Arc::new(config),
+            keys,
+        }
     }
 
     /// The deployment configuration.
@@ -96,7 +104,9 @@ impl Iam {
 /// Parses a role ARN in either flavor (`acs:ram::<account>:role/<name>`, `arn:aws:iam::<account>:role/<name>`)
 /// into (account, role name).
 pub(crate) fn parse_role_arn(arn: &str) -> Option<(String, String)> {
-    let rest = arn.strip_prefix("acs:ram::").or_else(|| arn.strip_prefix("arn:aws:iam::"))?;
+    let rest = arn
+        .strip_prefix("acs:ram::")
+        .or_else(|| arn.strip_prefix("arn:aws:iam::"))?;
     let (account, resource) = rest.split_once(':')?;
     let name = resource.strip_prefix("role/")?;
     let name = name.rsplit('/').next()?;
@@ -111,14 +121,27 @@ mod tests {
     #[test]
     fn role_arns() {
         for (arn, want) in [
-            ("acs:ram::111122223333:role/reader", Some(("111122223333", "reader"))),
-            ("arn:aws:iam::111122223333:role/reader", Some(("111122223333", "reader"))),
-            ("arn:aws:iam::111122223333:role/path/reader", Some(("111122223333", "reader"))),
+            (
+                "acs:ram::111122223333:role/reader",
+                Some(("111122223333", "reader")),
+            ),
+            (
+                "arn:aws:iam::111122223333:role/reader",
+                Some(("111122223333", "reader")),
+            ),
+            (
+                "arn:aws:iam::111122223333:role/path/reader",
+                Some(("111122223333", "reader")),
+            ),
             ("arn:aws:iam::111122223333:user/reader", None),
             ("arn:aws:iam::12:role/reader", None),
             ("reader", None),
         ] {
-            assert_eq!(parse_role_arn(arn), want.map(|(a, n)| (a.to_string(), n.to_string())), "{arn}");
+            assert_eq!(
+                parse_role_arn(arn),
+                want.map(|(a, n)| (a.to_string(), n.to_string())),
+                "{arn}"
+            );
         }
     }
 }

@@ -95,8 +95,16 @@ impl Iam {
         request_id: &str,
     ) -> Result<IssuedSession, IamError> {
         if caller.session.is_some() {
-            audit_denial(caller, "sts:GetSessionToken", "*", request_id, "called with temporary credentials");
-            return Err(IamError::Denied("Cannot call GetSessionToken with session credentials".to_string()));
+            audit_denial(
+                caller,
+                "sts:GetSessionToken",
+                "*",
+                request_id,
+                "called with temporary credentials",
+            );
+            return Err(IamError::Denied(
+                "Cannot call GetSessionToken with session credentials".to_string(),
+            ));
         }
         let duration = check_duration(duration_secs.unwrap_or(MAX_SESSION_SECS), MAX_SESSION_SECS)?;
         let kind = stored_kind(caller.kind);
@@ -121,7 +129,10 @@ impl Iam {
     ) -> Result<IssuedSession, IamError> {
         let session_name = SessionName::parse(&request.session_name)?;
         let Some((account, role_name)) = parse_role_arn(&request.role_arn) else {
-            return Err(IamError::Invalid(format!("Invalid RoleArn '{}'", request.role_arn)));
+            return Err(IamError::Invalid(format!(
+                "Invalid RoleArn '{}'",
+                request.role_arn
+            )));
         };
         let policy = match &request.policy {
             Some(document) if document.len() > MAX_SESSION_POLICY_BYTES => {
@@ -138,13 +149,25 @@ impl Iam {
         let role = self.meta.principal(&account, ROLE, &role_name).await?;
         let role_arn = self.role_arn(&account, &role_name);
         let not_authorized = || {
-            IamError::Denied(format!("User: {} is not authorized to perform: sts:AssumeRole on resource: {role_arn}", caller.arn))
+            IamError::Denied(format!(
+                "User: {} is not authorized to perform: sts:AssumeRole on resource: {role_arn}",
+                caller.arn
+            ))
         };
         let Some(role) = role else {
-            audit_denial(caller, "sts:AssumeRole", &role_arn, &cx.request_id, "no such role");
+            audit_denial(
+                caller,
+                "sts:AssumeRole",
+                &role_arn,
+                &cx.request_id,
+                "no such role",
+            );
             return Err(not_authorized());
         };
-        let trust = validate_policy(role.trust_policy.as_deref().unwrap_or_default(), PolicyKind::Trust)?;
+        let trust = validate_policy(
+            role.trust_policy.as_deref().unwrap_or_default(),
+            PolicyKind::Trust,
+        )?;
         let identity = self.identity_policies_of(caller).await?;
         let caller_session = match caller.session.as_ref().and_then(|s| s.policy.as_deref()) {
             Some(document) => Some(validate_policy(document, PolicyKind::Session)?),
@@ -164,10 +187,20 @@ impl Iam {
                 resource_account: &account,
                 context: &context,
             },
-            &Policies { identity: &identity, resource: &[&trust], session: caller_session.as_ref() },
+            &Policies {
+                identity: &identity,
+                resource: &[&trust],
+                session: caller_session.as_ref(),
+            },
         );
         if decision != Decision::Allow {
-            audit_denial(caller, "sts:AssumeRole", &role_arn, &cx.request_id, "the trust policy does not allow it");
+            audit_denial(
+                caller,
+                "sts:AssumeRole",
+                &role_arn,
+                &cx.request_id,
+                "the trust policy does not allow it",
+            );
             return Err(not_authorized());
         }
         let role_max = if caller.kind == PrincipalKind::Role {
@@ -175,7 +208,12 @@ impl Iam {
         } else {
             role.max_session_secs.unwrap_or(DEFAULT_ROLE_SESSION_SECS)
         };
-        let duration = check_duration(request.duration_secs.unwrap_or(DEFAULT_ROLE_SESSION_SECS.min(role_max)), role_max)?;
+        let duration = check_duration(
+            request
+                .duration_secs
+                .unwrap_or(DEFAULT_ROLE_SESSION_SECS.min(role_max)),
+            role_max,
+        )?;
         let mut session = self
             .issue(NewSession {
                 account: &account,
@@ -187,15 +225,25 @@ impl Iam {
             })
             .await?;
         let assumed_arn = self.assumed_role_arn(&account, &role_name, session_name.as_str());
-        session.assumed_role = Some((assumed_arn, format!("{role_name}:{}", session_name.as_str())));
+        session.assumed_role = Some((
+            assumed_arn,
+            format!("{role_name}:{}", session_name.as_str()),
+        ));
         Ok(session)
     }
 
     /// Credentials for one table's data, acting as `caller` and narrowed to that table: read-only unless the
     /// caller may write it. They expire after an hour, or with the caller's own session if sooner.
-    pub async fn vend_table_credentials(&self, caller: &Principal, table: &TableArn) -> Result<IssuedSession, IamError> {
+    pub async fn vend_table_credentials(
+        &self,
+        caller: &Principal,
+        table: &TableArn,
+    ) -> Result<IssuedSession, IamError> {
         let resource = Resource::Table(table.clone());
-        let access = if self.is_allowed(caller, Action::PutTableData, &resource).await? {
+        let access = if self
+            .is_allowed(caller, Action::PutTableData, &resource)
+            .await?
+        {
             VendedAccess::ReadWrite
         } else {
             VendedAccess::Read
@@ -209,7 +257,11 @@ impl Iam {
             account: &caller.account_id,
             kind: stored_kind(caller.kind),
             name: &caller.name,
-            session_name: caller.arn.rsplit('/').next().filter(|_| caller.kind == PrincipalKind::Role),
+            session_name: caller
+                .arn
+                .rsplit('/')
+                .next()
+                .filter(|_| caller.kind == PrincipalKind::Role),
             policy: Some(policy),
             expiration,
         })

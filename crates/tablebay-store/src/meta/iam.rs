@@ -94,31 +94,35 @@ macro_rules! select_credentials {
 impl MetaStore {
     /// Inserts an account; `AlreadyExists` when the id is taken.
     pub async fn insert_account(&self, account: &AccountRecord) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO iam_accounts (account_id, name, created_at_ms) VALUES ($1, $2, $3)")
-            .bind(account.account_id.as_str())
-            .bind(account.name.as_deref())
-            .bind(codec::millis(account.created_at))
-            .execute(&self.pool)
-            .await
-            .map_err(|e| insert_error(e, || format!("account {}", account.account_id)))?;
+        sqlx::query(
+            "INSERT INTO iam_accounts (account_id, name, created_at_ms) VALUES ($1, $2, $3)",
+        )
+        .bind(account.account_id.as_str())
+        .bind(account.name.as_deref())
+        .bind(codec::millis(account.created_at))
+        .execute(&self.pool)
+        .await
+        .map_err(|e| insert_error(e, || format!("account {}", account.account_id)))?;
         Ok(())
     }
 
     /// The account, if it exists.
     pub async fn account(&self, account_id: &str) -> Result<Option<AccountRecord>, StoreError> {
-        sqlx::query("SELECT account_id, name, created_at_ms FROM iam_accounts WHERE account_id = $1")
-            .bind(account_id)
-            .fetch_optional(&self.pool)
-            .await?
-            .as_ref()
-            .map(|row| {
-                Ok(AccountRecord {
-                    account_id: codec::text(row, "account_id")?,
-                    name: row.try_get("name")?,
-                    created_at: codec::time(row, "created_at_ms")?,
-                })
+        sqlx::query(
+            "SELECT account_id, name, created_at_ms FROM iam_accounts WHERE account_id = $1",
+        )
+        .bind(account_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .as_ref()
+        .map(|row| {
+            Ok(AccountRecord {
+                account_id: codec::text(row, "account_id")?,
+                name: row.try_get("name")?,
+                created_at: codec::time(row, "created_at_ms")?,
             })
-            .transpose()
+        })
+        .transpose()
     }
 
     /// Deletes the account with its users, roles, policies and credentials. `NotFound` when it does not exist,
@@ -130,17 +134,24 @@ impl MetaStore {
             .fetch_optional(&mut *tx)
             .await?;
         if bucket.is_some() {
-            return Err(StoreError::Conflict(format!("account {account_id} still owns table buckets")));
+            return Err(StoreError::Conflict(format!(
+                "account {account_id} still owns table buckets"
+            )));
         }
         for statement in [
             "DELETE FROM iam_credentials WHERE account_id = $1",
             "DELETE FROM iam_policies WHERE account_id = $1",
             "DELETE FROM iam_principals WHERE account_id = $1",
         ] {
-            sqlx::query(statement).bind(account_id).execute(&mut *tx).await?;
+            sqlx::query(statement)
+                .bind(account_id)
+                .execute(&mut *tx)
+                .await?;
         }
-        let deleted =
-            sqlx::query("DELETE FROM iam_accounts WHERE account_id = $1").bind(account_id).execute(&mut *tx).await?;
+        let deleted = sqlx::query("DELETE FROM iam_accounts WHERE account_id = $1")
+            .bind(account_id)
+            .execute(&mut *tx)
+            .await?;
         if deleted.rows_affected() == 0 {
             return Err(StoreError::NotFound);
         }
@@ -167,7 +178,12 @@ impl MetaStore {
     }
 
     /// The user or role, if it exists.
-    pub async fn principal(&self, account_id: &str, kind: &str, name: &str) -> Result<Option<PrincipalRecord>, StoreError> {
+    pub async fn principal(
+        &self,
+        account_id: &str,
+        kind: &str,
+        name: &str,
+    ) -> Result<Option<PrincipalRecord>, StoreError> {
         sqlx::query(
             "SELECT account_id, kind, name, trust_policy, max_session_secs, created_at_ms FROM iam_principals \
              WHERE account_id = $1 AND kind = $2 AND name = $3",
@@ -183,7 +199,11 @@ impl MetaStore {
     }
 
     /// Every user (or role) of the account, by name.
-    pub async fn list_principals(&self, account_id: &str, kind: &str) -> Result<Vec<PrincipalRecord>, StoreError> {
+    pub async fn list_principals(
+        &self,
+        account_id: &str,
+        kind: &str,
+    ) -> Result<Vec<PrincipalRecord>, StoreError> {
         sqlx::query(
             "SELECT account_id, kind, name, trust_policy, max_session_secs, created_at_ms FROM iam_principals \
              WHERE account_id = $1 AND kind = $2 ORDER BY name",
@@ -199,7 +219,12 @@ impl MetaStore {
 
     /// Deletes a user or role with its policies and credentials (temporary ones included). `NotFound` when it
     /// does not exist. Returns the access key ids that were removed, so caches can forget them.
-    pub async fn delete_principal(&self, account_id: &str, kind: &str, name: &str) -> Result<Vec<String>, StoreError> {
+    pub async fn delete_principal(
+        &self,
+        account_id: &str,
+        kind: &str,
+        name: &str,
+    ) -> Result<Vec<String>, StoreError> {
         let mut tx = self.begin_write().await?;
         let keys: Vec<String> = sqlx::query(
             "SELECT access_key_id FROM iam_credentials WHERE account_id = $1 AND principal_kind = $2 AND principal_name = $3",
@@ -217,7 +242,12 @@ impl MetaStore {
             "DELETE FROM iam_policies WHERE account_id = $1 AND principal_kind = $2 AND principal_name = $3",
             "DELETE FROM iam_principals WHERE account_id = $1 AND kind = $2 AND name = $3",
         ] {
-            let done = sqlx::query(statement).bind(account_id).bind(kind).bind(name).execute(&mut *tx).await?;
+            let done = sqlx::query(statement)
+                .bind(account_id)
+                .bind(kind)
+                .bind(name)
+                .execute(&mut *tx)
+                .await?;
             if statement.starts_with("DELETE FROM iam_principals") && done.rows_affected() == 0 {
                 return Err(StoreError::NotFound);
             }
@@ -318,7 +348,10 @@ impl MetaStore {
     }
 
     /// The credential of an access key id, if any.
-    pub async fn credential(&self, access_key_id: &str) -> Result<Option<CredentialRecord>, StoreError> {
+    pub async fn credential(
+        &self,
+        access_key_id: &str,
+    ) -> Result<Option<CredentialRecord>, StoreError> {
         sqlx::query(select_credentials!("WHERE access_key_id = $1"))
             .bind(access_key_id)
             .fetch_optional(&self.pool)
@@ -339,14 +372,14 @@ impl MetaStore {
             "WHERE account_id = $1 AND principal_kind = $2 AND principal_name = $3 \
              AND session_token_sha256 IS NULL ORDER BY created_at_ms, access_key_id"
         ))
-            .bind(account_id)
-            .bind(kind)
-            .bind(name)
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(credential_from_row)
-            .collect()
+        .bind(account_id)
+        .bind(kind)
+        .bind(name)
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(credential_from_row)
+        .collect()
     }
 
     /// Sets the status of a principal's long-term key; returns whether the key exists.
@@ -395,10 +428,12 @@ impl MetaStore {
 
     /// Removes temporary credentials that expired before `now`; returns how many.
     pub async fn delete_expired_credentials(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
-        let deleted = sqlx::query("DELETE FROM iam_credentials WHERE expires_at_ms IS NOT NULL AND expires_at_ms < $1")
-            .bind(codec::millis(now))
-            .execute(&self.pool)
-            .await?;
+        let deleted = sqlx::query(
+            "DELETE FROM iam_credentials WHERE expires_at_ms IS NOT NULL AND expires_at_ms < $1",
+        )
+        .bind(codec::millis(now))
+        .execute(&self.pool)
+        .await?;
         Ok(deleted.rows_affected())
     }
 }
