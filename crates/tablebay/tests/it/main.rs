@@ -9,6 +9,7 @@
     clippy::indexing_slicing
 )]
 
+mod access_control;
 mod control_plane;
 mod iceberg_clients_rust;
 mod iceberg_server;
