@@ -106,7 +106,11 @@ impl Iam {
                 "Cannot call GetSessionToken with session credentials".to_string(),
             ));
         }
-        let duration = check_duration(duration_secs.unwrap_or(MAX_SESSION_SECS), MAX_SESSION_SECS)?;
+        let duration = check_duration(
+            duration_secs.unwrap_or(MAX_SESSION_SECS),
+            self.config.min_session_secs,
+            MAX_SESSION_SECS,
+        )?;
         let kind = stored_kind(caller.kind);
         self.issue(NewSession {
             account: &caller.account_id,
@@ -212,6 +216,7 @@ impl Iam {
             request
                 .duration_secs
                 .unwrap_or(DEFAULT_ROLE_SESSION_SECS.min(role_max)),
+            self.config.min_session_secs,
             role_max,
         )?;
         let mut session = self
@@ -310,12 +315,12 @@ fn stored_kind(kind: PrincipalKind) -> &'static str {
     }
 }
 
-fn check_duration(secs: i64, max: i64) -> Result<i64, IamError> {
-    if (MIN_SESSION_SECS..=max).contains(&secs) {
+fn check_duration(secs: i64, min: i64, max: i64) -> Result<i64, IamError> {
+    if (min..=max).contains(&secs) {
         Ok(secs)
     } else {
         Err(IamError::Invalid(format!(
-            "The requested DurationSeconds {secs} is outside the allowed range: {MIN_SESSION_SECS} to {max} seconds"
+            "The requested DurationSeconds {secs} is outside the allowed range: {min} to {max} seconds"
         )))
     }
 }
