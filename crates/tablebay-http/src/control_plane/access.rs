@@ -22,7 +22,7 @@ use crate::state::AppState;
 enum Need {
     /// An IAM action on a resource.
     Action(Action, Resource),
-    /// Only a root of the resource's account (or the instance root).
+    /// Only the root of the resource's account.
     Owner(Resource),
 }
 
@@ -35,10 +35,25 @@ pub(crate) async fn authorize(
     cx: &AccessContext,
 ) -> Result<(), ControlPlaneError> {
     match need(app, ctx, endpoint, body).await? {
-        Need::Action(action, resource) => Ok(app
-            .iam
-            .authorize(&ctx.principal, action, &resource, cx)
-            .await?),
+        Need::Action(action, resource) => {
+            app.iam
+                .authorize(&ctx.principal, action, &resource, cx)
+                .await?;
+            // Creating with an encryption configuration also sets it (S3 Tables asks for both actions).
+            let encryption = match endpoint {
+                Endpoint::CreateTableBucket => Some(Action::PutTableBucketEncryption),
+                Endpoint::CreateTable { .. } => Some(Action::PutTableEncryption),
+                _ => None,
+            };
+            if let Some(encryption) =
+                encryption.filter(|_| has_field(body, "encryptionConfiguration"))
+            {
+                app.iam
+                    .authorize(&ctx.principal, encryption, &resource, cx)
+                    .await?;
+            }
+            Ok(())
+        }
         Need::Owner(resource) => {
             owner_only(&app.iam, &ctx.principal, &resource, endpoint.operation())
         }
@@ -51,15 +66,15 @@ fn owner_only(
     resource: &Resource,
     operation: &str,
 ) -> Result<(), ControlPlaneError> {
-    let kind = principal.kind;
-    let own = principal.account_id == resource.account().as_str();
-    if kind == tablebay_auth::PrincipalKind::InstanceRoot
-        || (kind == tablebay_auth::PrincipalKind::AccountRoot && own)
+    // The instance root is the root of the default account here.
+    if principal.kind.is_root()
+        && principal.session.is_none()
+        && principal.account_id == resource.account().as_str()
     {
         return Ok(());
     }
     let arn = resource.arn(&iam.config().region, iam.config().flavor);
-    tracing::warn!(
+    tracing::info!(
         target: tablebay_iam::AUDIT_TARGET,
         principal = %principal.arn,
         action = operation,
@@ -180,6 +195,14 @@ async fn need(
             })
         }
     })
+}
+
+/// Whether a JSON body has a non-null top-level `field`.
+fn has_field(body: &[u8], field: &str) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get(field).cloned())
+        .is_some_and(|v| !v.is_null())
 }
 
 /// The bucket a CreateTableBucket names in its body (`bucket/<name>`), or `bucket/*` when the body has none yet

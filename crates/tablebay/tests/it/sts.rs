@@ -84,15 +84,7 @@ async fn session_tokens_are_checked_everywhere_and_expire() {
     let config = format!("/iceberg/v1/config?warehouse={}", seg(&bucket_arn));
     let (status, _) = send(s, &session, Method::GET, Surface::Tables, &get_table, b"").await;
     assert_eq!(status, 200);
-    let (status, _) = send(
-        s,
-        &session,
-        Method::GET,
-        Surface::Iceberg,
-        &config,
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &session, Method::GET, Surface::Iceberg, &config, b"").await;
     assert_eq!(status, 200);
     let (status, body) = send(
         s,
@@ -112,15 +104,7 @@ async fn session_tokens_are_checked_everywhere_and_expire() {
         };
         let (status, text) = send(s, &forged, Method::GET, Surface::Tables, &get_table, b"").await;
         assert_eq!(status, 403, "{text}");
-        let (status, text) = send(
-            s,
-            &forged,
-            Method::GET,
-            Surface::Iceberg,
-            &config,
-            b"",
-        )
-        .await;
+        let (status, text) = send(s, &forged, Method::GET, Surface::Iceberg, &config, b"").await;
         assert_eq!(status, 403, "{text}");
         assert!(text.contains("ForbiddenException"), "{text}");
         let (status, text) = send(
