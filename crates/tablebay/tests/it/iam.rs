@@ -753,3 +753,79 @@ async fn read_only_user_reads_but_cannot_write_and_deny_wins() {
     .await;
     assert_eq!(status, 200);
 }
+
+#[tokio::test]
+async fn audit_log_records_mutations_and_denials() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let server =
+        TestServer::start_with(&["--arn-flavor", "aws", "--audit-log", path.to_str().unwrap()]);
+    let s = &server;
+    let root = Creds::root();
+    must(
+        s,
+        &root,
+        Method::PUT,
+        Surface::Tables,
+        "/buckets",
+        json!({"name": "audited"}),
+    )
+    .await;
+    let nobody = user(s, &root, "nobody", None).await;
+    let (status, _) = send(s, &nobody, Method::GET, Surface::Tables, "/buckets", b"").await;
+    assert_eq!(status, 403);
+
+    // The events are written as they happen; poll the file with a deadline.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let events: Vec<Value> = loop {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let events: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let has_denial = events.iter().any(|e| e["fields"]["decision"] == "deny");
+        if has_denial || std::time::Instant::now() > deadline {
+            break events;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let field = |e: &Value, name: &str| e["fields"][name].as_str().unwrap_or_default().to_string();
+    assert!(
+        events.iter().all(|e| e["target"] == "tablebay::audit"),
+        "only audit events: {events:?}"
+    );
+    let created = events
+        .iter()
+        .find(|e| field(e, "action") == "oss:CreateTableBucket")
+        .expect("CreateTableBucket");
+    assert_eq!(field(created, "decision"), "allow");
+    assert_eq!(
+        field(created, "principal"),
+        format!("arn:aws:iam::{ACCOUNT}:root")
+    );
+    assert_eq!(
+        field(created, "resource"),
+        format!("arn:aws:s3tables:{REGION}:{ACCOUNT}:bucket/audited")
+    );
+    assert!(!field(created, "request_id").is_empty() && created["timestamp"].is_string());
+    assert!(
+        events
+            .iter()
+            .any(|e| field(e, "action") == "admin:CreateUser")
+    );
+    let denied = events
+        .iter()
+        .find(|e| field(e, "decision") == "deny")
+        .expect("a denial");
+    assert_eq!(field(denied, "action"), "oss:ListTableBuckets");
+    assert_eq!(
+        field(denied, "principal"),
+        format!("arn:aws:iam::{ACCOUNT}:user/nobody")
+    );
+    // Reads that are allowed are not audited.
+    assert!(
+        !events
+            .iter()
+            .any(|e| field(e, "action") == "oss:GetTableBucket")
+    );
+}
