@@ -5,7 +5,7 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::iam::{Creds, Surface, must, send, send_with_headers, table, user};
+use crate::identity::{Creds, Surface, must, send, send_with_headers, table, user};
 use crate::server::{ACCOUNT, TestServer, seg};
 
 /// The text of the first `<name>` element.
