@@ -35,14 +35,41 @@ pub(crate) async fn authorize(
     cx: &AccessContext,
 ) -> Result<(), ControlPlaneError> {
     match need(app, ctx, endpoint, body).await? {
-        Need::Action(action, resource) => Ok(app
-            .iam
-            .authorize(&ctx.principal, action, &resource, cx)
-            .await?),
+        Need::Action(action, resource) => {
+            app.iam
+                .authorize(&ctx.principal, action, &resource, cx)
+                .await?;
+            if matches!(endpoint, Endpoint::CreateTable { .. }) {
+                for extra in create_table_extras(body) {
+                    app.iam
+                        .authorize(&ctx.principal, extra, &resource, cx)
+                        .await?;
+                }
+            }
+            Ok(())
+        }
         Need::Owner(resource) => {
             owner_only(&app.iam, &ctx.principal, &resource, endpoint.operation())
         }
     }
+}
+
+/// CreateTable also writes table data when it carries `metadata`, and fixes the table's encryption when it carries
+/// an `encryptionConfiguration`: `PutTableData` / `PutTableEncryption` (reference/s3tables-api.md §2). A body that
+/// does not parse needs nothing more (the operation answers its own 400).
+fn create_table_extras(body: &[u8]) -> Vec<Action> {
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    let present = |key: &str| body.get(key).is_some_and(|v| !v.is_null());
+    let mut extras = Vec::new();
+    if present("metadata") {
+        extras.push(Action::PutTableData);
+    }
+    if present("encryptionConfiguration") {
+        extras.push(Action::PutTableEncryption);
+    }
+    extras
 }
 
 fn owner_only(
