@@ -148,6 +148,8 @@ pub fn evaluate(request: &Request, policies: &Policies) -> Decision {
 
     // 2./3. Allows.
     let same_account = request.caller.account_id == request.resource_account;
+    // An account root's implicit allow is its side of either case: its own resources, and its half of a
+    // cross-account grant.
     let identity_allows = request.caller.is_account_root
         || identity_statements().any(|s| s.effect == Effect::Allow && applies(s));
     let resource_grant = resource_statements()
@@ -156,10 +158,8 @@ pub fn evaluate(request: &Request, policies: &Policies) -> Decision {
         .max()
         .unwrap_or(PrincipalMatch::No);
     let allowed = if same_account {
-        // The root's implicit allow covers only its own account's resources, which this is.
         identity_allows || resource_grant == PrincipalMatch::Direct
     } else {
-        let identity_allows = identity_allows_across(request, policies, &applies);
         request.action.cross_account() && resource_grant != PrincipalMatch::No && identity_allows
     };
 
@@ -174,20 +174,6 @@ pub fn evaluate(request: &Request, policies: &Policies) -> Decision {
     } else {
         Decision::ImplicitDeny
     }
-}
-
-/// Across accounts the caller's own side must allow: its root implicitly, anyone else by an identity policy.
-fn identity_allows_across(
-    request: &Request,
-    policies: &Policies,
-    applies: &dyn Fn(&Statement) -> bool,
-) -> bool {
-    request.caller.is_account_root
-        || policies
-            .identity
-            .iter()
-            .flat_map(|p| p.statements.iter())
-            .any(|s| s.effect == Effect::Allow && applies(s))
 }
 
 /// Whether a statement's action, resource and condition cover the request (principals are checked apart).

@@ -39,17 +39,18 @@ pub(crate) async fn authorize(
             app.iam
                 .authorize(&ctx.principal, action, &resource, cx)
                 .await?;
-            // Creating with an encryption configuration also sets it (S3 Tables asks for both actions).
-            let encryption = match endpoint {
-                Endpoint::CreateTableBucket => Some(Action::PutTableBucketEncryption),
-                Endpoint::CreateTable { .. } => Some(Action::PutTableEncryption),
-                _ => None,
+            // Creating with metadata writes table data, and with an encryption configuration sets it: S3 Tables
+            // asks for those actions too.
+            let extras = match endpoint {
+                Endpoint::CreateTable { .. } => create_table_extras(body),
+                Endpoint::CreateTableBucket if has_field(body, "encryptionConfiguration") => {
+                    vec![Action::PutTableBucketEncryption]
+                }
+                _ => Vec::new(),
             };
-            if let Some(encryption) =
-                encryption.filter(|_| has_field(body, "encryptionConfiguration"))
-            {
+            for extra in extras {
                 app.iam
-                    .authorize(&ctx.principal, encryption, &resource, cx)
+                    .authorize(&ctx.principal, extra, &resource, cx)
                     .await?;
             }
             Ok(())
@@ -58,6 +59,24 @@ pub(crate) async fn authorize(
             owner_only(&app.iam, &ctx.principal, &resource, endpoint.operation())
         }
     }
+}
+
+/// CreateTable also writes table data when it carries `metadata`, and fixes the table's encryption when it carries
+/// an `encryptionConfiguration`: `PutTableData` / `PutTableEncryption` (reference/s3tables-api.md §2). A body that
+/// does not parse needs nothing more (the operation answers its own 400).
+fn create_table_extras(body: &[u8]) -> Vec<Action> {
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    let present = |key: &str| body.get(key).is_some_and(|v| !v.is_null());
+    let mut extras = Vec::new();
+    if present("metadata") {
+        extras.push(Action::PutTableData);
+    }
+    if present("encryptionConfiguration") {
+        extras.push(Action::PutTableEncryption);
+    }
+    extras
 }
 
 fn owner_only(

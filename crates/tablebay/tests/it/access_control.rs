@@ -24,6 +24,8 @@ struct Who {
     key: String,
     secret: String,
     account: String,
+    /// The user's ARN (empty for roots).
+    arn: String,
 }
 
 /// Which listener and signing name a request goes to.
@@ -120,6 +122,7 @@ impl World {
             key: crate::server::ACCESS_KEY.into(),
             secret: crate::server::SECRET.into(),
             account: crate::server::ACCOUNT.into(),
+            arn: String::new(),
         };
         let mut roots = Vec::new();
         for name in ["owner", "other"] {
@@ -136,13 +139,14 @@ impl World {
                 key: created["accessKeyId"].as_str().unwrap().into(),
                 secret: created["secretAccessKey"].as_str().unwrap().into(),
                 account: created["accountId"].as_str().unwrap().into(),
+                arn: String::new(),
             });
         }
         let (owner, other) = (roots[0].clone(), roots[1].clone());
         assert_ne!(owner.account, other.account);
         let mut users = Vec::new();
         for (root, name) in [(&owner, "ana"), (&other, "bob")] {
-            must(
+            let user = must(
                 &server,
                 root,
                 Method::POST,
@@ -164,6 +168,7 @@ impl World {
                 key: key["accessKeyId"].as_str().unwrap().into(),
                 secret: key["secretAccessKey"].as_str().unwrap().into(),
                 account: root.account.clone(),
+                arn: user["userArn"].as_str().unwrap().into(),
             });
         }
         let (ana, bob) = (users[0].clone(), users[1].clone());
@@ -628,8 +633,9 @@ async fn every_action_is_enforced_as_the_guide_says() {
         world
             .set_identity("ana", Some(identity_allowing(&op.needs, &owner_account)))
             .await;
-        let deny = json!({"Version": "2012-10-17", "Statement": [{"Sid": "no", "Effect": "Deny", "Principal": "*",
-            "Action": action.qualified_name(), "Resource": "*"}]});
+        // The Deny names ana: a `"*"` would also stop the owner's root from replacing the bucket policy.
+        let deny = json!({"Version": "2012-10-17", "Statement": [{"Sid": "no", "Effect": "Deny",
+            "Principal": {"AWS": world.ana.arn}, "Action": action.qualified_name(), "Resource": "*"}]});
         if !account_scoped(action) {
             world.set_bucket_policy(&f, deny.to_string()).await;
             assert_denied(
@@ -824,8 +830,9 @@ async fn bad_policies_get_400_and_change_nothing() {
         .await;
         assert_eq!(status, 400, "{document}: {text}");
         assert!(text.contains(message), "{document}: {text}");
-        // Bucket policy through the control plane.
-        let body = serde_json::to_vec(&json!({"resourcePolicy": document})).unwrap();
+        // Bucket policy through the control plane (the same fault, with the Principal a bucket policy needs).
+        let resource_document = document.replace("[{", r#"[{"Principal":"*","#);
+        let body = serde_json::to_vec(&json!({"resourcePolicy": resource_document})).unwrap();
         let (status, text) = send(
             s,
             owner,
