@@ -33,7 +33,8 @@ pub struct Session {
 /// The kinds of principals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrincipalKind {
-    /// The operator's key for the whole Tablebay instance: allowed everything, in every account.
+    /// The operator's key for the whole Tablebay instance: administers accounts, and is the root of the default
+    /// account (`--account-id`) for everything else.
     InstanceRoot,
     /// The root identity of one account: allowed everything within its account.
     AccountRoot,

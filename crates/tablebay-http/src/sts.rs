@@ -202,7 +202,7 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
         Ok(response) => response,
         Err(e) => {
             if e.status == StatusCode::FORBIDDEN {
-                tracing::warn!(
+                tracing::info!(
                     target: tablebay_iam::AUDIT_TARGET,
                     principal = %principal_arn,
                     action = operation,

@@ -29,7 +29,7 @@ pub(crate) fn audit_denial(
     request_id: &str,
     reason: &str,
 ) {
-    tracing::warn!(
+    tracing::info!(
         target: AUDIT_TARGET,
         principal = %principal.arn,
         access_key_id = %principal.access_key_id,

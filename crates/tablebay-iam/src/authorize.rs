@@ -4,7 +4,8 @@
 //! - the resource policies of the bucket and, for a table, of the table (stored through the control plane),
 //! - the session policy of temporary credentials, which only narrows.
 //!
-//! The instance root may do everything (unless it acts through a session, whose policy still narrows it).
+//! The instance root acts as the root of the default account. An account root may always manage its own
+//! resources' policies (no lockout).
 //! Nothing is cached: a policy change applies to the next request. Every denial and every allowed mutation is
 //! an audit event (`audit.rs`).
 
@@ -153,7 +154,7 @@ impl Iam {
                 Ok(())
             }
             Decision::ExplicitDeny { sid } => {
-                tracing::warn!(
+                tracing::info!(
                     target: AUDIT_TARGET,
                     principal = %principal.arn,
                     access_key_id = %principal.access_key_id,
@@ -171,7 +172,7 @@ impl Iam {
                 )))
             }
             Decision::ImplicitDeny => {
-                tracing::warn!(
+                tracing::info!(
                     target: AUDIT_TARGET,
                     principal = %principal.arn,
                     access_key_id = %principal.access_key_id,
@@ -207,37 +208,24 @@ impl Iam {
             Some(document) => Some(stored_policy(document, PolicyKind::Session)?),
             None => None,
         };
-        if principal.kind == PrincipalKind::InstanceRoot {
-            // The operator may do anything; a session of the operator is still narrowed by its session policy.
-            let Some(session) = session else {
-                return Ok(Decision::Allow);
-            };
-            let as_identity = stored_policy(session.source(), PolicyKind::Identity)?;
-            let caller = Caller {
-                account_id: &principal.account_id,
-                arn: &principal.arn,
-                is_account_root: false,
-            };
-            let request = Request {
-                caller,
-                action,
-                resource_arn: &arn,
-                resource_account: resource.account().as_str(),
-                context: &context,
-            };
-            let policies = Policies {
-                identity: std::slice::from_ref(&as_identity),
-                resource: &[],
-                session: None,
-            };
-            return Ok(evaluate(&request, &policies));
+        let is_root = principal.kind.is_root();
+        if is_root
+            && principal.session.is_none()
+            && principal.account_id == resource.account().as_str()
+            && manages_policy(action)
+        {
+            // As S3 for bucket policies: an account's root can always read, replace or remove the resource
+            // policies of its own resources, so that a policy that denies everyone cannot lock the owner out.
+            return Ok(Decision::Allow);
         }
         let identity = self.identity_policies_of(principal).await?;
         let resource_refs: Vec<&Policy> = resource_policies.iter().collect();
+        // The instance root acts as the root of the default account: it administers accounts, but owns no other
+        // account's data.
         let caller = Caller {
             account_id: &principal.account_id,
             arn: &principal.arn,
-            is_account_root: principal.kind == PrincipalKind::AccountRoot,
+            is_account_root: is_root,
         };
         let request = Request {
             caller,
@@ -305,6 +293,19 @@ impl Iam {
             .map(|d| stored_policy(d.as_str(), PolicyKind::Resource))
             .collect()
     }
+}
+
+/// The actions that read or change resource policies.
+fn manages_policy(action: Action) -> bool {
+    matches!(
+        action,
+        Action::PutTableBucketPolicy
+            | Action::GetTableBucketPolicy
+            | Action::DeleteTableBucketPolicy
+            | Action::PutTablePolicy
+            | Action::GetTablePolicy
+            | Action::DeleteTablePolicy
+    )
 }
 
 /// A policy the server stored or issued itself. One that no longer parses (stored before validation existed)

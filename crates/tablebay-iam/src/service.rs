@@ -21,6 +21,9 @@ pub struct IamConfig {
     pub root_access_key_id: String,
     /// The instance root's secret.
     pub root_secret: String,
+    /// The shortest session STS issues ([`crate::MIN_SESSION_SECS`] unless configured lower, e.g. for tests of
+    /// expiry).
+    pub min_session_secs: i64,
 }
 
 impl std::fmt::Debug for IamConfig {

@@ -106,7 +106,11 @@ impl Iam {
                 "Cannot call GetSessionToken with session credentials".to_string(),
             ));
         }
-        let duration = check_duration(duration_secs.unwrap_or(MAX_SESSION_SECS), MAX_SESSION_SECS)?;
+        let duration = check_duration(
+            duration_secs.unwrap_or(MAX_SESSION_SECS),
+            self.config.min_session_secs,
+            MAX_SESSION_SECS,
+        )?;
         let kind = stored_kind(caller.kind);
         self.issue(NewSession {
             account: &caller.account_id,
@@ -212,6 +216,7 @@ impl Iam {
             request
                 .duration_secs
                 .unwrap_or(DEFAULT_ROLE_SESSION_SECS.min(role_max)),
+            self.config.min_session_secs,
             role_max,
         )?;
         let mut session = self
@@ -233,11 +238,14 @@ impl Iam {
     }
 
     /// Credentials for one table's data, acting as `caller` and narrowed to that table: read-only unless the
-    /// caller may write it. They expire after an hour, or with the caller's own session if sooner.
+    /// caller may write it. `also_read` are tables whose files the table's metadata references (a registered
+    /// table reads another table's files); they are readable too when the caller may read them. The credentials
+    /// expire after an hour, or with the caller's own session if sooner.
     pub async fn vend_table_credentials(
         &self,
         caller: &Principal,
         table: &TableArn,
+        also_read: &[TableArn],
     ) -> Result<IssuedSession, IamError> {
         let resource = Resource::Table(table.clone());
         let access = if self
@@ -252,7 +260,20 @@ impl Iam {
         if let Some(session) = &caller.session {
             expiration = expiration.min(session.expires_at);
         }
-        let policy = table_session_policy(table, access);
+        let mut readable = Vec::new();
+        for other in also_read.iter().filter(|other| *other != table) {
+            if self
+                .is_allowed(
+                    caller,
+                    Action::GetTableData,
+                    &Resource::Table(other.clone()),
+                )
+                .await?
+            {
+                readable.push(other.clone());
+            }
+        }
+        let policy = table_session_policy(table, access, &readable);
         self.issue(NewSession {
             account: &caller.account_id,
             kind: stored_kind(caller.kind),
@@ -310,34 +331,43 @@ fn stored_kind(kind: PrincipalKind) -> &'static str {
     }
 }
 
-fn check_duration(secs: i64, max: i64) -> Result<i64, IamError> {
-    if (MIN_SESSION_SECS..=max).contains(&secs) {
+fn check_duration(secs: i64, min: i64, max: i64) -> Result<i64, IamError> {
+    if (min..=max).contains(&secs) {
         Ok(secs)
     } else {
         Err(IamError::Invalid(format!(
-            "The requested DurationSeconds {secs} is outside the allowed range: {MIN_SESSION_SECS} to {max} seconds"
+            "The requested DurationSeconds {secs} is outside the allowed range: {min} to {max} seconds"
         )))
     }
 }
 
 /// The session policy of vended credentials: the data actions on this one table, named in both ARN flavors so
 /// it matches whatever spelling the data plane resolves the table to.
-fn table_session_policy(table: &TableArn, access: VendedAccess) -> String {
+fn table_session_policy(table: &TableArn, access: VendedAccess, also_read: &[TableArn]) -> String {
     let actions: &[&str] = match access {
         VendedAccess::Read => &["oss:GetTableData"],
         VendedAccess::ReadWrite => &["oss:GetTableData", "oss:PutTableData"],
     };
-    let resources: Vec<String> = [ArnFlavor::Oss, ArnFlavor::Aws]
+    let mut statements = vec![
+        serde_json::json!({ "Sid": "VendedTableData", "Effect": "Allow", "Action": actions, "Resource": both_flavors(table) }),
+    ];
+    if !also_read.is_empty() {
+        let resources: Vec<String> = also_read.iter().flat_map(both_flavors).collect();
+        statements.push(serde_json::json!({
+            "Sid": "ReferencedTableData", "Effect": "Allow", "Action": ["oss:GetTableData"], "Resource": resources
+        }));
+    }
+    serde_json::json!({ "Version": "2012-10-17", "Statement": statements }).to_string()
+}
+
+/// A table ARN in both spellings.
+fn both_flavors(table: &TableArn) -> Vec<String> {
+    [ArnFlavor::Oss, ArnFlavor::Aws]
         .into_iter()
         .map(|flavor| {
             let mut arn = table.clone();
             arn.bucket = arn.bucket.with_flavor(flavor);
             arn.to_string()
         })
-        .collect();
-    serde_json::json!({
-        "Version": "2012-10-17",
-        "Statement": [{ "Sid": "VendedTableData", "Effect": "Allow", "Action": actions, "Resource": resources }]
-    })
-    .to_string()
+        .collect()
 }

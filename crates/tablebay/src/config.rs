@@ -81,6 +81,9 @@ pub struct ServeArgs {
     /// Also append the audit events (every mutation and every denial, as JSON lines) to this file.
     #[arg(long, env = "TABLEBAY_AUDIT_LOG")]
     audit_log: Option<PathBuf>,
+    /// Shortest `DurationSeconds` STS accepts (default 900, as AWS; lower values are for testing expiry).
+    #[arg(long, env = "TABLEBAY_STS_MIN_DURATION_SECS")]
+    sts_min_duration_secs: Option<i64>,
 }
 
 /// The same keys as a config file.
@@ -106,6 +109,7 @@ struct FileConfig {
     log_format: Option<String>,
     multipart_expiry_hours: Option<f64>,
     audit_log: Option<PathBuf>,
+    sts_min_duration_secs: Option<i64>,
 }
 
 /// How log lines are written.
@@ -143,6 +147,8 @@ pub struct Config {
     pub multipart_expiry: Option<Duration>,
     /// A file that receives a copy of the audit events.
     pub audit_log: Option<PathBuf>,
+    /// Shortest STS session in seconds.
+    pub sts_min_duration_secs: i64,
 }
 
 const DEFAULT_TABLES_ADDR: &str = "127.0.0.1:8181";
@@ -260,6 +266,13 @@ impl Config {
         }
         let multipart_expiry =
             (expiry_hours > 0.0).then(|| Duration::from_secs_f64(expiry_hours * 3600.0));
+        let sts_min_duration_secs = args
+            .sts_min_duration_secs
+            .or(file.sts_min_duration_secs)
+            .unwrap_or(900);
+        if !(1..=900).contains(&sts_min_duration_secs) {
+            bail!("invalid STS minimum duration {sts_min_duration_secs} seconds (1 to 900)");
+        }
         let s3_public_url = args.s3_public_url.or(file.s3_public_url);
         if let Some(url) = &s3_public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
@@ -283,6 +296,7 @@ impl Config {
             log_format,
             multipart_expiry,
             audit_log: args.audit_log.or(file.audit_log),
+            sts_min_duration_secs,
         })
     }
 }

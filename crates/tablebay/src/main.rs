@@ -18,7 +18,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the server: the tables listener (control plane, Iceberg REST) and the S3 listener.
-    Serve(config::ServeArgs),
+    Serve(Box<config::ServeArgs>),
     /// Manage accounts, users, access keys, roles and identity policies through the admin API.
     Admin(admin::AdminArgs),
 }
@@ -28,7 +28,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Admin(args) => admin::run(args),
         Command::Serve(args) => {
-            let config = config::Config::load(args)?;
+            let config = config::Config::load(*args)?;
             serve::init_logging(&config)?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

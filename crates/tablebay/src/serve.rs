@@ -79,6 +79,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             default_account: config.account_id.clone(),
             root_access_key_id: config.root.access_key_id.clone(),
             root_secret: config.root.secret.expose().to_string(),
+            min_session_secs: config.sts_min_duration_secs,
         },
     );
     iam.ensure_default_account()

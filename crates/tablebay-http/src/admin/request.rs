@@ -109,7 +109,7 @@ where
         Ok(response) => response,
         Err(e) => {
             if e.status() == StatusCode::FORBIDDEN {
-                tracing::warn!(
+                tracing::info!(
                     target: tablebay_iam::AUDIT_TARGET,
                     principal = %principal_arn,
                     action = operation,

@@ -22,7 +22,7 @@ use crate::state::AppState;
 enum Need {
     /// An IAM action on a resource.
     Action(Action, Resource),
-    /// Only a root of the resource's account (or the instance root).
+    /// Only the root of the resource's account.
     Owner(Resource),
 }
 
@@ -39,12 +39,19 @@ pub(crate) async fn authorize(
             app.iam
                 .authorize(&ctx.principal, action, &resource, cx)
                 .await?;
-            if matches!(endpoint, Endpoint::CreateTable { .. }) {
-                for extra in create_table_extras(body) {
-                    app.iam
-                        .authorize(&ctx.principal, extra, &resource, cx)
-                        .await?;
+            // Creating with metadata writes table data, and with an encryption configuration sets it: S3 Tables
+            // asks for those actions too.
+            let extras = match endpoint {
+                Endpoint::CreateTable { .. } => create_table_extras(body),
+                Endpoint::CreateTableBucket if has_field(body, "encryptionConfiguration") => {
+                    vec![Action::PutTableBucketEncryption]
                 }
+                _ => Vec::new(),
+            };
+            for extra in extras {
+                app.iam
+                    .authorize(&ctx.principal, extra, &resource, cx)
+                    .await?;
             }
             Ok(())
         }
@@ -78,15 +85,15 @@ fn owner_only(
     resource: &Resource,
     operation: &str,
 ) -> Result<(), ControlPlaneError> {
-    let kind = principal.kind;
-    let own = principal.account_id == resource.account().as_str();
-    if kind == tablebay_auth::PrincipalKind::InstanceRoot
-        || (kind == tablebay_auth::PrincipalKind::AccountRoot && own)
+    // The instance root is the root of the default account here.
+    if principal.kind.is_root()
+        && principal.session.is_none()
+        && principal.account_id == resource.account().as_str()
     {
         return Ok(());
     }
     let arn = resource.arn(&iam.config().region, iam.config().flavor);
-    tracing::warn!(
+    tracing::info!(
         target: tablebay_iam::AUDIT_TARGET,
         principal = %principal.arn,
         action = operation,
@@ -207,6 +214,14 @@ async fn need(
             })
         }
     })
+}
+
+/// Whether a JSON body has a non-null top-level `field`.
+fn has_field(body: &[u8], field: &str) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get(field).cloned())
+        .is_some_and(|v| !v.is_null())
 }
 
 /// The bucket a CreateTableBucket names in its body (`bucket/<name>`), or `bucket/*` when the body has none yet

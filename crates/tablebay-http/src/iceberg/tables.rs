@@ -67,7 +67,7 @@ pub(super) fn load_result(
     body.extend_from_slice(b",\"config\":");
     body.extend_from_slice(config.as_bytes());
     if let Some(vended) = vended {
-        let credentials = serde_json::to_string(&[vended.storage_credential(ctx)])
+        let credentials = serde_json::to_string(&vended.storage_credentials(ctx))
             .map_err(|e| internal(e.to_string()))?;
         body.extend_from_slice(b",\"storage-credentials\":");
         body.extend_from_slice(credentials.as_bytes());
@@ -79,20 +79,37 @@ pub(super) fn load_result(
 /// Temporary credentials for one table's data (`X-Iceberg-Access-Delegation: vended-credentials`), as FileIO
 /// properties, and the table location they are for.
 pub(super) struct Vended {
-    prefix: String,
+    prefixes: Vec<String>,
     config: std::collections::BTreeMap<String, String>,
 }
 
 impl Vended {
-    /// Issues credentials scoped to `table` for the caller (read-only unless it may write the table).
+    /// Issues credentials scoped to `table` for the caller (read-only unless it may write the table). When the
+    /// current metadata file lives in another table's storage (a registered table), that table is readable too.
     pub(super) async fn issue(
         ctx: &IcebergContext<'_>,
         table: &tablebay_catalog::TableArn,
+        metadata_location: Option<&str>,
     ) -> Result<Self, IcebergError> {
+        let mut prefixes = vec![format!(
+            "{}/",
+            tablebay_catalog::warehouse_location(table.table_id)
+        )];
+        let mut also_read = Vec::new();
+        let other_bucket = metadata_location
+            .and_then(|l| l.strip_prefix("s3://"))
+            .and_then(|l| l.split('/').next())
+            .filter(|bucket| !prefixes.iter().any(|p| p == &format!("s3://{bucket}/")));
+        if let Some(bucket) = other_bucket
+            && let Ok(storage) = ctx.catalog().table_storage(bucket).await
+        {
+            prefixes.push(format!("s3://{bucket}/"));
+            also_read.push(storage.arn);
+        }
         let session = ctx
             .app
             .iam
-            .vend_table_credentials(&ctx.principal, table)
+            .vend_table_credentials(&ctx.principal, table, &also_read)
             .await?;
         let config = std::collections::BTreeMap::from([
             (
@@ -112,29 +129,30 @@ impl Vended {
                 session.expiration.timestamp_millis().to_string(),
             ),
         ]);
-        Ok(Self {
-            prefix: format!("{}/", tablebay_catalog::warehouse_location(table.table_id)),
-            config,
-        })
+        Ok(Self { prefixes, config })
     }
 
-    /// One `StorageCredential` (`{"prefix", "config"}`) with the data plane's address.
-    pub(super) fn storage_credential(&self, ctx: &IcebergContext<'_>) -> serde_json::Value {
+    /// The `StorageCredential`s (`{"prefix", "config"}`, one per storage prefix) with the data plane's address.
+    pub(super) fn storage_credentials(&self, ctx: &IcebergContext<'_>) -> Vec<serde_json::Value> {
         let mut config = ctx
             .app
             .iceberg
             .storage_config(&ctx.catalog().config().region);
         config.extend(self.config.clone());
-        serde_json::json!({ "prefix": self.prefix, "config": config })
+        self.prefixes
+            .iter()
+            .map(|prefix| serde_json::json!({ "prefix": prefix, "config": config }))
+            .collect()
     }
 
     /// Credentials when the request asked for them, else none.
     pub(super) async fn if_asked(
         ctx: &IcebergContext<'_>,
         table: &tablebay_catalog::TableArn,
+        metadata_location: Option<&str>,
     ) -> Result<Option<Self>, IcebergError> {
         if ctx.vended_credentials {
-            Self::issue(ctx, table).await.map(Some)
+            Self::issue(ctx, table, metadata_location).await.map(Some)
         } else {
             Ok(None)
         }
@@ -269,7 +287,7 @@ pub(super) async fn create(
             bucket: resolved.bucket.arn.clone(),
             table_id: staged.table_id,
         };
-        let vended = Vended::if_asked(ctx, &arn).await?;
+        let vended = Vended::if_asked(ctx, &arn, None).await?;
         return Ok(Reply::raw_json(load_result(
             ctx,
             None,
@@ -282,7 +300,7 @@ pub(super) async fn create(
         .create_iceberg_table(&resolved, name, definition, &ctx.account)
         .await
         .map_err(|e| IcebergError::for_table(e, &ident))?;
-    let vended = Vended::if_asked(ctx, &table.table.arn).await?;
+    let vended = Vended::if_asked(ctx, &table.table.arn, Some(&table.metadata_location)).await?;
     Ok(Reply::raw_json(load_result(
         ctx,
         Some(&table.metadata_location),
@@ -310,7 +328,7 @@ pub(super) async fn load(
     if if_none_match.is_some_and(|value| matches(value, &tag)) {
         return Ok(not_modified(tag));
     }
-    let vended = Vended::if_asked(ctx, &table.table.arn).await?;
+    let vended = Vended::if_asked(ctx, &table.table.arn, Some(&table.metadata_location)).await?;
     let body = match snapshots {
         Snapshots::All => load_result(
             ctx,
@@ -480,9 +498,9 @@ pub(super) async fn credentials(
         .table_in(&namespace, &table_name(ident)?)
         .await
         .map_err(|e| IcebergError::for_table(e, ident))?;
-    let vended = Vended::issue(ctx, &table.arn).await?;
+    let vended = Vended::issue(ctx, &table.arn, table.metadata_location.as_deref()).await?;
     Reply::json(&LoadCredentialsResponse {
-        storage_credentials: vec![vended.storage_credential(ctx)],
+        storage_credentials: vended.storage_credentials(ctx),
     })
 }
 

@@ -234,6 +234,7 @@ mod tests {
                 default_account: account,
                 root_access_key_id: KEY.into(),
                 root_secret: SECRET.into(),
+                min_session_secs: tablebay_iam::MIN_SESSION_SECS,
             },
         );
         let bucket = table

@@ -16,6 +16,7 @@
 
 mod cases;
 mod fixtures;
+mod iam;
 mod iceberg;
 mod objects;
 mod races;
@@ -90,6 +91,7 @@ suite!(
     iceberg::views_crud,
     iceberg::idempotency_records,
     iceberg::tables_by_path,
+    iam::iam_identities_and_keys,
 );
 
 async fn with_sqlite<F, Fut>(case: F)

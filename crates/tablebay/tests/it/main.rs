@@ -11,7 +11,10 @@
 
 mod access_control;
 mod control_plane;
+mod iam;
 mod iceberg_clients_rust;
 mod iceberg_server;
+mod identity;
 mod s3;
 mod server;
+mod sts;
