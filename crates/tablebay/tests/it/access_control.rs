@@ -315,6 +315,43 @@ impl World {
     }
 }
 
+impl World {
+    /// What the owner sees of fixture `f` (and of its bucket list): compared before and after refused requests,
+    /// which must change nothing. The bucket policy is left out; the cases set it themselves.
+    async fn state(&self, f: &Fixture) -> Vec<(String, u16, String)> {
+        let b = seg(&f.bucket_arn);
+        let mut reads: Vec<(Surface, String)> = [
+            "/buckets".to_string(),
+            format!("/buckets/{b}"),
+            format!("/buckets/{b}/encryption"),
+            format!("/buckets/{b}/maintenance"),
+            format!("/namespaces/{b}"),
+            format!("/tables/{b}?namespace=ns"),
+            format!("/tables/{b}/ns/t/metadata-location"),
+            format!("/tables/{b}/ns/t/policy"),
+            format!("/tables/{b}/ns/t/maintenance"),
+        ]
+        .into_iter()
+        .map(|path| (Surface::Tables, path))
+        .collect();
+        reads.push((Surface::S3, format!("/{}?list-type=2", f.storage)));
+        let mut state = Vec::new();
+        for (surface, path) in reads {
+            let (status, body) =
+                send(&self.server, &self.owner, Method::GET, surface, &path, b"").await;
+            // An S3 error names its request; that is the one part that may differ.
+            let body = match (body.find("<RequestId>"), body.find("</RequestId>")) {
+                (Some(start), Some(end)) if start < end => {
+                    format!("{}{}", &body[..start], &body[end..])
+                }
+                _ => body,
+            };
+            state.push((path, status, body));
+        }
+        state
+    }
+}
+
 /// What the owner set up for one case.
 struct Fixture {
     n: usize,
@@ -619,6 +656,7 @@ async fn every_action_is_enforced_as_the_guide_says() {
             empty_bucket(&world, &f).await;
         }
         let op = op_for(action, &f, &owner_account);
+        let before = world.state(&f).await;
         world.set_identity("ana", None).await;
         assert_denied(&op.run(s, &world.ana).await, &what("no identity policy"));
         let all_but = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
@@ -647,6 +685,13 @@ async fn every_action_is_enforced_as_the_guide_says() {
                 .await;
         }
 
+        assert_eq!(
+            world.state(&f).await,
+            before,
+            "{}",
+            what("refusals change nothing")
+        );
+
         // Allowed by the identity policy.
         assert_allowed(&op.run(s, &world.ana).await, &what("identity allow"));
         world.set_identity("ana", None).await;
@@ -665,11 +710,18 @@ async fn every_action_is_enforced_as_the_guide_says() {
             "Principal": {"AWS": world.other.account}, "Action": qualified(&op.needs),
             "Resource": [f.bucket_arn, format!("{}/*", f.bucket_arn)]}]});
         world.set_bucket_policy(&f, grant.to_string()).await;
+        let before = world.state(&f).await;
         // One side alone never suffices.
         world.set_identity("bob", None).await;
         assert_denied(
             &op.run(s, &world.bob).await,
             &what("cross-account, bucket policy only"),
+        );
+        assert_eq!(
+            world.state(&f).await,
+            before,
+            "{}",
+            what("a cross-account refusal changes nothing")
         );
         world
             .set_identity("bob", Some(identity_allowing(&op.needs, &owner_account)))
@@ -681,6 +733,12 @@ async fn every_action_is_enforced_as_the_guide_says() {
             assert_denied(
                 &result,
                 &what("not a cross-account action, both sides allow"),
+            );
+            assert_eq!(
+                world.state(&f).await,
+                before,
+                "{}",
+                what("cross-account refusals change nothing")
             );
         }
         world.set_identity("bob", None).await;
@@ -747,6 +805,7 @@ async fn every_iceberg_operation_needs_exactly_its_actions() {
             continue;
         };
         let needs = iceberg_operation_actions(op);
+        let before = world.state(&f).await;
         let bytes = if body.is_null() {
             Vec::new()
         } else {
@@ -773,6 +832,11 @@ async fn every_iceberg_operation_needs_exactly_its_actions() {
             .await;
             assert_denied(&got, &format!("{op:?} without {missing}"));
         }
+        assert_eq!(
+            world.state(&f).await,
+            before,
+            "{op:?}: refusals change nothing"
+        );
         // Exactly the listed actions: success.
         world
             .set_identity("ana", Some(identity_allowing(needs, &owner_account)))
