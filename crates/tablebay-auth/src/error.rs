@@ -25,6 +25,16 @@ pub enum AuthError {
     /// No secret is known for the access key id (returned by the caller's key lookup).
     #[error("the access key id is not known")]
     UnknownAccessKey,
+    /// The session token (`x-amz-security-token`) is missing for temporary credentials, present for a long-term
+    /// key, or not the one issued with the key.
+    #[error("the security token included in the request is invalid")]
+    InvalidSessionToken,
+    /// The temporary credentials have expired.
+    #[error("the security token included in the request is expired")]
+    ExpiredSessionToken,
+    /// The credential store could not be asked (the metadata store failed); retrying may succeed.
+    #[error("the credential store is unavailable")]
+    Unavailable,
     /// No accepted canonical form of the request verifies against the signature.
     #[error("the request signature does not match")]
     SignatureMismatch,

@@ -15,6 +15,6 @@ mod sigv4;
 
 pub use bearer::{BearerTokens, IssuedToken};
 pub use error::AuthError;
-pub use principal::{Principal, PrincipalKind};
+pub use principal::{Principal, PrincipalKind, Session};
 pub use sigv4::signer;
 pub use sigv4::{AuthMechanism, SigV4Verifier, SignedRequest};

@@ -1,18 +1,20 @@
 //! Tablebay's HTTP surfaces.
 //!
 //! The tables listener serves the S3 Tables control plane at `/`, health at `/health` and Prometheus metrics at
-//! `/metrics`, the Iceberg REST catalog at `/iceberg` (later admin at `/admin` and STS at `/sts`); the S3
+//! `/metrics`, the Iceberg REST catalog at `/iceberg`, the admin API at `/admin` and STS at `/sts`; the S3
 //! listener serves the data plane. Handlers are thin: parse, authenticate, make one service call, map the result
 //! to the surface's wire format. No storage or SQL is reachable from here (this crate does not depend on the
 //! store).
 #![warn(missing_docs)]
 
+mod admin;
 mod authn;
 mod control_plane;
 mod iceberg;
 mod observe;
 mod s3;
 mod state;
+mod sts;
 
 use axum::Router;
 use axum::extract::State;
@@ -22,7 +24,7 @@ use http::{HeaderValue, StatusCode, header};
 
 pub use iceberg::IcebergSettings;
 pub use observe::Metrics;
-pub use state::{AppState, Identities, Secret};
+pub use state::{AppState, Secret};
 
 /// The router of the tables listener.
 pub fn tables_router(state: AppState) -> Router {
@@ -30,6 +32,9 @@ pub fn tables_router(state: AppState) -> Router {
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .route("/iceberg/{*path}", any(iceberg::handle))
+        .route("/sts", any(sts::handle))
+        .route("/sts/", any(sts::handle))
+        .merge(admin::router())
         .fallback(control_plane::handle)
         .with_state(state)
 }
@@ -41,14 +46,24 @@ pub fn s3_router(state: AppState) -> Router {
 
 /// `GET /health`: 200 without authentication while the process serves.
 async fn health() -> impl IntoResponse {
-    (StatusCode::OK, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], "{\"status\":\"ok\"}")
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        "{\"status\":\"ok\"}",
+    )
 }
 
 /// `GET /metrics`: Prometheus text format.
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        )],
         state.metrics.render(),
     )
 }

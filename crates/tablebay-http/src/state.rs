@@ -1,9 +1,10 @@
-//! The state every surface shares: the catalog service, the known identities, the SigV4 verifier, metrics.
+//! The state every surface shares: the catalog and IAM services, the SigV4 verifiers, metrics.
 
 use std::sync::Arc;
 
-use tablebay_auth::{Principal, PrincipalKind, SigV4Verifier};
-use tablebay_catalog::{AccountId, ArnFlavor, Catalog};
+use tablebay_auth::SigV4Verifier;
+use tablebay_catalog::Catalog;
+use tablebay_iam::Iam;
 
 use crate::iceberg::IcebergSettings;
 use crate::observe::Metrics;
@@ -30,50 +31,17 @@ impl std::fmt::Debug for Secret {
     }
 }
 
-/// The access keys this server accepts and who they belong to. Until accounts, users and roles are managed
-/// (the access-control issue), the instance root's key acts as the root of the configured account.
-#[derive(Clone, Debug)]
-pub struct Identities {
-    root_access_key_id: String,
-    root_secret: Secret,
-    account: AccountId,
-    flavor: ArnFlavor,
-}
-
-impl Identities {
-    /// The instance root credentials, acting for `account`.
-    pub fn new(root_access_key_id: String, root_secret: Secret, account: AccountId, flavor: ArnFlavor) -> Self {
-        Self { root_access_key_id, root_secret, account, flavor }
-    }
-
-    /// The secret and principal of an access key, if the key is known.
-    pub fn lookup(&self, access_key_id: &str) -> Option<(Secret, Principal)> {
-        if access_key_id != self.root_access_key_id {
-            return None;
-        }
-        let arn = match self.flavor {
-            ArnFlavor::Oss => format!("acs:ram::{}:root", self.account),
-            ArnFlavor::Aws => format!("arn:aws:iam::{}:root", self.account),
-        };
-        let principal = Principal {
-            account_id: self.account.to_string(),
-            arn,
-            access_key_id: access_key_id.to_string(),
-            kind: PrincipalKind::AccountRoot,
-        };
-        Some((self.root_secret.clone(), principal))
-    }
-}
-
 /// Everything a request handler may reach. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct AppState {
     /// The catalog service.
     pub catalog: Catalog,
-    /// Known credentials.
-    pub identities: Arc<Identities>,
+    /// The IAM service: who a key is, and what they may do.
+    pub iam: Iam,
     /// SigV4 verifier of the tables listener (services `s3tables` and `osstables`).
     pub tables_verifier: Arc<SigV4Verifier>,
+    /// SigV4 verifier of the STS endpoint (service `sts`).
+    pub sts_verifier: Arc<SigV4Verifier>,
     /// Request metrics.
     pub metrics: Arc<Metrics>,
     /// The Iceberg REST catalog's settings (data-plane URL, bearer tokens).
@@ -82,13 +50,20 @@ pub struct AppState {
 
 impl AppState {
     /// Assembles the state for the configured region.
-    pub fn new(catalog: Catalog, identities: Identities) -> Self {
+    pub fn new(catalog: Catalog, iam: Iam) -> Self {
         let region = catalog.config().region.clone();
-        let iceberg = IcebergSettings::new(identities.root_secret.expose(), "http://127.0.0.1:9000".to_string());
+        let iceberg = IcebergSettings::new(
+            &iam.config().root_secret,
+            "http://127.0.0.1:9000".to_string(),
+        );
         Self {
             catalog,
-            identities: Arc::new(identities),
-            tables_verifier: Arc::new(SigV4Verifier::new(region, &["s3tables", "osstables"])),
+            iam,
+            tables_verifier: Arc::new(SigV4Verifier::new(
+                region.clone(),
+                &["s3tables", "osstables"],
+            )),
+            sts_verifier: Arc::new(SigV4Verifier::new(region, &["sts"])),
             metrics: Arc::new(Metrics::default()),
             iceberg: Arc::new(iceberg),
         }

@@ -1,6 +1,7 @@
 //! The `tablebay` command: `tablebay serve` runs the server. Configuration is in `config.rs`, the wiring of
 //! stores, services and listeners in `serve.rs`.
 
+mod admin;
 mod config;
 mod serve;
 
@@ -17,16 +18,21 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the server: the tables listener (control plane, Iceberg REST) and the S3 listener.
-    Serve(config::ServeArgs),
+    Serve(Box<config::ServeArgs>),
+    /// Manage accounts, users, access keys, roles and identity policies through the admin API.
+    Admin(admin::AdminArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
+        Command::Admin(args) => admin::run(args),
         Command::Serve(args) => {
-            let config = config::Config::load(args)?;
-            serve::init_logging(&config);
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let config = config::Config::load(*args)?;
+            serve::init_logging(&config)?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
             runtime.block_on(serve::run(config))
         }
     }

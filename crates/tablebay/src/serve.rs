@@ -1,41 +1,91 @@
 //! `tablebay serve`: opens the stores, builds the services, binds both listeners, announces them, and serves
 //! until SIGINT/SIGTERM, then drains in-flight requests.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::Context;
 use axum::serve::ListenerExt;
 use tablebay_catalog::{Catalog, CatalogConfig};
-use tablebay_http::{AppState, Identities};
+use tablebay_http::AppState;
+use tablebay_iam::{Iam, IamConfig};
 use tablebay_store::{BlobStore, MetaStore};
 use tokio::net::TcpListener;
 
 use crate::config::{Config, LogFormat};
 
-/// Logs go to stderr; stdout carries only the ready lines and the one-time credentials notice.
-pub fn init_logging(config: &Config) {
+/// Logs go to stderr; stdout carries only the ready lines and the one-time credentials notice. With
+/// `--audit-log`, the audit events (target `tablebay::audit`) are also appended to that file as JSON lines.
+pub fn init_logging(config: &Config) -> anyhow::Result<()> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_from_env("TABLEBAY_LOG")
         // s3s logs every error answer (a 404 included) at ERROR level; the S3 surface logs its own line per request.
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn,s3s=off"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
-    match config.log_format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
+    let stderr = match config.log_format {
+        LogFormat::Text => stderr.boxed(),
+        LogFormat::Json => stderr.json().boxed(),
+    };
+    // Opened once at startup (blocking is fine here); each event is one small appended line.
+    let audit = match &config.audit_log {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("opening the audit log {}", path.display()))?;
+            let only_audit = tracing_subscriber::filter::Targets::new()
+                .with_target(tablebay_iam::AUDIT_TARGET, tracing::Level::INFO);
+            Some(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_writer(std::sync::Mutex::new(file))
+                    .with_filter(only_audit),
+            )
+        }
+        None => None,
+    };
+    tracing_subscriber::registry()
+        .with(stderr.with_filter(filter))
+        .with(audit)
+        .init();
+    Ok(())
 }
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let meta = MetaStore::connect(&config.meta_url).await.context("opening the metadata store")?;
+    let meta = MetaStore::connect(&config.meta_url)
+        .await
+        .context("opening the metadata store")?;
     let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
-    let catalog = Catalog::new(meta, blobs, CatalogConfig { region: config.region.clone(), flavor: config.arn_flavor });
-    let identities = Identities::new(
-        config.root.access_key_id.clone(),
-        config.root.secret.clone(),
-        config.account_id.clone(),
-        config.arn_flavor,
+    let catalog = Catalog::new(
+        meta.clone(),
+        blobs,
+        CatalogConfig {
+            region: config.region.clone(),
+            flavor: config.arn_flavor,
+        },
     );
-    let state = AppState::new(catalog, identities);
+    let iam = Iam::new(
+        meta,
+        catalog.clone(),
+        IamConfig {
+            region: config.region.clone(),
+            flavor: config.arn_flavor,
+            default_account: config.account_id.clone(),
+            root_access_key_id: config.root.access_key_id.clone(),
+            root_secret: config.root.secret.expose().to_string(),
+            min_session_secs: config.sts_min_duration_secs,
+        },
+    );
+    iam.ensure_default_account()
+        .await
+        .context("creating the default account")?;
+    let state = AppState::new(catalog, iam);
 
     let tables = TcpListener::bind(config.tables_addr)
         .await
@@ -45,7 +95,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .with_context(|| format!("binding the S3 listener to {}", config.s3_addr))?;
 
     if let Some(path) = &config.root.generated_at {
-        println!("tablebay generated root credentials (stored in {}):", path.display());
+        println!(
+            "tablebay generated root credentials (stored in {}):",
+            path.display()
+        );
         println!("  access key id:     {}", config.root.access_key_id);
         println!("  secret access key: {}", config.root.secret.expose());
     }
@@ -57,20 +110,32 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         None => format!("http://{s3_bound}"),
     };
     let state = state.with_s3_public_url(s3_public_url);
-    println!("tablebay tables listener ready at http://{}", tables.local_addr()?);
+    println!(
+        "tablebay tables listener ready at http://{}",
+        tables.local_addr()?
+    );
     println!("tablebay s3 listener ready at http://{}", s3.local_addr()?);
 
     let shutdown = shutdown_signal();
     if let Some(max_age) = config.multipart_expiry {
-        tokio::spawn(expire_uploads(state.catalog.clone(), max_age, shutdown.clone()));
+        tokio::spawn(expire_uploads(
+            state.catalog.clone(),
+            max_age,
+            shutdown.clone(),
+        ));
     }
     // TCP_NODELAY: a response's headers and body go out as separate writes; with Nagle on, the body waits for
     // the client's delayed ACK of the headers (40 ms on Linux) whenever the headers did not fill a segment.
     let tables = tables.tap_io(set_nodelay);
     let s3 = s3.tap_io(set_nodelay);
-    let tables_server = axum::serve(tables, tablebay_http::tables_router(state.clone()))
-        .with_graceful_shutdown(shutdown.clone().wait());
-    let s3_server = axum::serve(s3, tablebay_http::s3_router(state)).with_graceful_shutdown(shutdown.wait());
+    // Connect info gives authorization the client address (`aws:SourceIp`).
+    let tables_app = tablebay_http::tables_router(state.clone())
+        .into_make_service_with_connect_info::<SocketAddr>();
+    let s3_app =
+        tablebay_http::s3_router(state).into_make_service_with_connect_info::<SocketAddr>();
+    let tables_server =
+        axum::serve(tables, tables_app).with_graceful_shutdown(shutdown.clone().wait());
+    let s3_server = axum::serve(s3, s3_app).with_graceful_shutdown(shutdown.wait());
     tokio::try_join!(tables_server, s3_server).context("serving")?;
     tracing::info!("stopped");
     Ok(())

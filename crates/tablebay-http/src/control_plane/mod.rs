@@ -1,6 +1,7 @@
 //! The S3 Tables / OSS Tables control plane (REST-JSON; `aws s3tables`, boto3, `ossutil tables-api`).
 //! Routing in `router.rs`, wire shapes in `wire.rs`, errors in `error.rs`, one file per operation family.
 
+mod access;
 mod buckets;
 mod dispatch;
 mod encryption;

@@ -2,6 +2,7 @@
 //! Routing in `router.rs`, wire shapes in `wire.rs`, errors in `error.rs`, the request context in `context.rs`,
 //! one file per operation family; the domain logic (commits, metadata files, views) is the catalog's.
 
+mod access;
 mod commit;
 mod config;
 mod context;

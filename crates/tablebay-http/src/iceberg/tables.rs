@@ -12,8 +12,8 @@ use super::error::IcebergError;
 use super::namespaces::collect;
 use super::router::{Ident, PageParams, single_level};
 use super::wire::{
-    CreateTableRequest, ListTablesResponse, LoadCredentialsResponse, RegisterTableRequest, RenameRequest,
-    TableIdentifier, parse_body,
+    CreateTableRequest, ListTablesResponse, LoadCredentialsResponse, RegisterTableRequest,
+    RenameRequest, TableIdentifier, parse_body,
 };
 
 /// Which snapshots a load returns.
@@ -29,7 +29,9 @@ impl Snapshots {
             None => Ok(Self::All),
             Some(s) if s.eq_ignore_ascii_case("all") => Ok(Self::All),
             Some(s) if s.eq_ignore_ascii_case("refs") => Ok(Self::Refs),
-            Some(other) => Err(IcebergError::bad_request(format!("Invalid snapshots mode '{other}': expected all or refs"))),
+            Some(other) => Err(IcebergError::bad_request(format!(
+                "Invalid snapshots mode '{other}': expected all or refs"
+            ))),
         }
     }
 }
@@ -40,13 +42,22 @@ fn table_name(ident: &Ident) -> Result<TableName, IcebergError> {
 }
 
 /// A LoadTableResult body: `metadata` is spliced in as the stored bytes, so a cached load serializes nothing.
+/// With vended credentials, they are in `config` and in `storage-credentials`.
 pub(super) fn load_result(
     ctx: &IcebergContext<'_>,
     metadata_location: Option<&str>,
     metadata_json: &[u8],
+    vended: Option<&Vended>,
 ) -> Result<Vec<u8>, IcebergError> {
-    let config = ctx.app.iceberg.storage_config(&ctx.catalog().config().region);
-    let location = serde_json::to_string(&metadata_location).map_err(|e| internal(e.to_string()))?;
+    let mut config = ctx
+        .app
+        .iceberg
+        .storage_config(&ctx.catalog().config().region);
+    if let Some(vended) = vended {
+        config.extend(vended.config.clone());
+    }
+    let location =
+        serde_json::to_string(&metadata_location).map_err(|e| internal(e.to_string()))?;
     let config = serde_json::to_string(&config).map_err(|e| internal(e.to_string()))?;
     let mut body = Vec::with_capacity(metadata_json.len() + location.len() + config.len() + 48);
     body.extend_from_slice(b"{\"metadata-location\":");
@@ -55,8 +66,97 @@ pub(super) fn load_result(
     body.extend_from_slice(metadata_json);
     body.extend_from_slice(b",\"config\":");
     body.extend_from_slice(config.as_bytes());
+    if let Some(vended) = vended {
+        let credentials = serde_json::to_string(&vended.storage_credentials(ctx))
+            .map_err(|e| internal(e.to_string()))?;
+        body.extend_from_slice(b",\"storage-credentials\":");
+        body.extend_from_slice(credentials.as_bytes());
+    }
     body.push(b'}');
     Ok(body)
+}
+
+/// Temporary credentials for one table's data (`X-Iceberg-Access-Delegation: vended-credentials`), as FileIO
+/// properties, and the table location they are for.
+pub(super) struct Vended {
+    prefixes: Vec<String>,
+    config: std::collections::BTreeMap<String, String>,
+}
+
+impl Vended {
+    /// Issues credentials scoped to `table` for the caller (read-only unless it may write the table). When the
+    /// current metadata file lives in another table's storage (a registered table), that table is readable too.
+    pub(super) async fn issue(
+        ctx: &IcebergContext<'_>,
+        table: &tablebay_catalog::TableArn,
+        metadata_location: Option<&str>,
+    ) -> Result<Self, IcebergError> {
+        let mut prefixes = vec![format!(
+            "{}/",
+            tablebay_catalog::warehouse_location(table.table_id)
+        )];
+        let mut also_read = Vec::new();
+        let other_bucket = metadata_location
+            .and_then(|l| l.strip_prefix("s3://"))
+            .and_then(|l| l.split('/').next())
+            .filter(|bucket| !prefixes.iter().any(|p| p == &format!("s3://{bucket}/")));
+        if let Some(bucket) = other_bucket
+            && let Ok(storage) = ctx.catalog().table_storage(bucket).await
+        {
+            prefixes.push(format!("s3://{bucket}/"));
+            also_read.push(storage.arn);
+        }
+        let session = ctx
+            .app
+            .iam
+            .vend_table_credentials(&ctx.principal, table, &also_read)
+            .await?;
+        let config = std::collections::BTreeMap::from([
+            (
+                "s3.access-key-id".to_string(),
+                session.access_key_id.clone(),
+            ),
+            (
+                "s3.secret-access-key".to_string(),
+                session.secret_access_key.clone(),
+            ),
+            (
+                "s3.session-token".to_string(),
+                session.session_token.clone(),
+            ),
+            (
+                "s3.session-token-expires-at-ms".to_string(),
+                session.expiration.timestamp_millis().to_string(),
+            ),
+        ]);
+        Ok(Self { prefixes, config })
+    }
+
+    /// The `StorageCredential`s (`{"prefix", "config"}`, one per storage prefix) with the data plane's address.
+    pub(super) fn storage_credentials(&self, ctx: &IcebergContext<'_>) -> Vec<serde_json::Value> {
+        let mut config = ctx
+            .app
+            .iceberg
+            .storage_config(&ctx.catalog().config().region);
+        config.extend(self.config.clone());
+        self.prefixes
+            .iter()
+            .map(|prefix| serde_json::json!({ "prefix": prefix, "config": config }))
+            .collect()
+    }
+
+    /// Credentials when the request asked for them, else none.
+    pub(super) async fn if_asked(
+        ctx: &IcebergContext<'_>,
+        table: &tablebay_catalog::TableArn,
+        metadata_location: Option<&str>,
+    ) -> Result<Option<Self>, IcebergError> {
+        if ctx.vended_credentials {
+            Self::issue(ctx, table, metadata_location).await.map(Some)
+        } else {
+            Ok(None)
+        }
+    }
 }
 
 fn internal(detail: String) -> IcebergError {
@@ -65,10 +165,23 @@ fn internal(detail: String) -> IcebergError {
 
 /// The metadata with only the snapshots that a branch or tag references (`snapshots=refs`).
 fn refs_only(table: &IcebergTable) -> Result<Vec<u8>, IcebergError> {
-    let keep: HashSet<i64> = table.metadata.refs.values().map(|r| r.snapshot_id).collect();
-    let mut doc: serde_json::Value = serde_json::from_slice(&table.metadata.json).map_err(|e| internal(e.to_string()))?;
-    if let Some(snapshots) = doc.get_mut("snapshots").and_then(serde_json::Value::as_array_mut) {
-        snapshots.retain(|s| s.get("snapshot-id").and_then(serde_json::Value::as_i64).is_some_and(|id| keep.contains(&id)));
+    let keep: HashSet<i64> = table
+        .metadata
+        .refs
+        .values()
+        .map(|r| r.snapshot_id)
+        .collect();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&table.metadata.json).map_err(|e| internal(e.to_string()))?;
+    if let Some(snapshots) = doc
+        .get_mut("snapshots")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        snapshots.retain(|s| {
+            s.get("snapshot-id")
+                .and_then(serde_json::Value::as_i64)
+                .is_some_and(|id| keep.contains(&id))
+        });
     }
     serde_json::to_vec(&doc).map_err(|e| internal(e.to_string()))
 }
@@ -85,7 +198,10 @@ fn hex_prefix(bytes: &[u8]) -> String {
 
 /// Whether an `If-None-Match` header value matches `etag` (`*`, a list, weak validators compared weakly).
 fn matches(if_none_match: &str, etag: &str) -> bool {
-    if_none_match.split(',').map(str::trim).any(|candidate| candidate == "*" || candidate.trim_start_matches("W/") == etag)
+    if_none_match
+        .split(',')
+        .map(str::trim)
+        .any(|candidate| candidate == "*" || candidate.trim_start_matches("W/") == etag)
 }
 
 /// Tables and views share one name space: a table may not take a view's name (Java's message).
@@ -96,7 +212,9 @@ pub(super) async fn no_view(
     ident: &Ident,
 ) -> Result<(), IcebergError> {
     if ctx.catalog().view_exists(namespace, name).await? {
-        return Err(IcebergError::already_exists(format!("View with same name already exists: {ident}")));
+        return Err(IcebergError::already_exists(format!(
+            "View with same name already exists: {ident}"
+        )));
     }
     Ok(())
 }
@@ -111,13 +229,21 @@ pub(super) async fn list(
     let resolved = ctx.namespace(prefix, namespace).await?;
     let (tables, next) = collect(page, |request| {
         let resolved = &resolved;
-        async move { Ok(ctx.catalog().list_tables(&resolved.bucket.arn, Some(&resolved.name), &request).await?) }
+        async move {
+            Ok(ctx
+                .catalog()
+                .list_tables(&resolved.bucket.arn, Some(&resolved.name), &request)
+                .await?)
+        }
     })
     .await?;
     Reply::json(&ListTablesResponse {
         identifiers: tables
             .into_iter()
-            .map(|t| TableIdentifier { namespace: vec![t.namespace.to_string()], name: t.name.to_string() })
+            .map(|t| TableIdentifier {
+                namespace: vec![t.namespace.to_string()],
+                name: t.name.to_string(),
+            })
             .collect(),
         next_page_token: next,
     })
@@ -132,7 +258,10 @@ pub(super) async fn create(
     body: &[u8],
 ) -> Result<Reply, IcebergError> {
     let req: CreateTableRequest = parse_body(body)?;
-    let ident = Ident { namespace: namespace.to_string(), name: req.name.clone() };
+    let ident = Ident {
+        namespace: namespace.to_string(),
+        name: req.name.clone(),
+    };
     let name = TableName::parse(&req.name)?;
     let definition = TableDefinition::from_iceberg_json(
         req.schema,
@@ -144,18 +273,40 @@ pub(super) async fn create(
     no_view(ctx, &resolved, &name, &ident).await?;
     if req.stage_create.unwrap_or(false) {
         if ctx.catalog().table_in(&resolved, &name).await.is_ok() {
-            return Err(IcebergError::already_exists(format!("Table already exists: {ident}")));
+            return Err(IcebergError::already_exists(format!(
+                "Table already exists: {ident}"
+            )));
         }
-        let staged = ctx.catalog().stage_iceberg_table(&resolved, definition).await?;
-        let json = tablebay_catalog::metadata_json(&staged.metadata).map_err(|e| internal(e.to_string()))?;
-        return Ok(Reply::raw_json(load_result(ctx, None, &json)?));
+        let staged = ctx
+            .catalog()
+            .stage_iceberg_table(&resolved, definition)
+            .await?;
+        let json = tablebay_catalog::metadata_json(&staged.metadata)
+            .map_err(|e| internal(e.to_string()))?;
+        let arn = tablebay_catalog::TableArn {
+            bucket: resolved.bucket.arn.clone(),
+            table_id: staged.table_id,
+        };
+        let vended = Vended::if_asked(ctx, &arn, None).await?;
+        return Ok(Reply::raw_json(load_result(
+            ctx,
+            None,
+            &json,
+            vended.as_ref(),
+        )?));
     }
     let table = ctx
         .catalog()
         .create_iceberg_table(&resolved, name, definition, &ctx.account)
         .await
         .map_err(|e| IcebergError::for_table(e, &ident))?;
-    Ok(Reply::raw_json(load_result(ctx, Some(&table.metadata_location), &table.metadata.json)?))
+    let vended = Vended::if_asked(ctx, &table.table.arn, Some(&table.metadata_location)).await?;
+    Ok(Reply::raw_json(load_result(
+        ctx,
+        Some(&table.metadata_location),
+        &table.metadata.json,
+        vended.as_ref(),
+    )?))
 }
 
 /// `GET /v1/{prefix}/namespaces/{namespace}/tables/{table}`.
@@ -177,9 +328,20 @@ pub(super) async fn load(
     if if_none_match.is_some_and(|value| matches(value, &tag)) {
         return Ok(not_modified(tag));
     }
+    let vended = Vended::if_asked(ctx, &table.table.arn, Some(&table.metadata_location)).await?;
     let body = match snapshots {
-        Snapshots::All => load_result(ctx, Some(&table.metadata_location), &table.metadata.json)?,
-        Snapshots::Refs => load_result(ctx, Some(&table.metadata_location), &refs_only(&table)?)?,
+        Snapshots::All => load_result(
+            ctx,
+            Some(&table.metadata_location),
+            &table.metadata.json,
+            vended.as_ref(),
+        )?,
+        Snapshots::Refs => load_result(
+            ctx,
+            Some(&table.metadata_location),
+            &refs_only(&table)?,
+            vended.as_ref(),
+        )?,
     };
     let mut reply = Reply::raw_json(body);
     reply.etag = Some(tag);
@@ -187,17 +349,33 @@ pub(super) async fn load(
 }
 
 /// `HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}`: 204 or 404 (trap 11).
-pub(super) async fn exists(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident) -> Result<Reply, IcebergError> {
+pub(super) async fn exists(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+) -> Result<Reply, IcebergError> {
     let (bucket, namespace, name) = ctx.table_path(prefix, ident)?;
-    ctx.catalog().table_by_path(&bucket, &namespace, &name).await.map_err(|e| IcebergError::for_table(e, ident))?;
+    ctx.catalog()
+        .table_by_path(&bucket, &namespace, &name)
+        .await
+        .map_err(|e| IcebergError::for_table(e, ident))?;
     Ok(Reply::no_content())
 }
 
 /// `DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}?purgeRequested=`. Without purge the files stay
 /// (Spark deletes them itself after a `DROP TABLE … PURGE`: trap 12); with it they go in the background.
-pub(super) async fn drop(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident, purge: bool) -> Result<Reply, IcebergError> {
+pub(super) async fn drop(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+    purge: bool,
+) -> Result<Reply, IcebergError> {
     let namespace = ctx.table_namespace(prefix, ident).await?;
-    let mode = if purge { DropMode::Purge } else { DropMode::KeepFiles };
+    let mode = if purge {
+        DropMode::Purge
+    } else {
+        DropMode::KeepFiles
+    };
     ctx.catalog()
         .drop_iceberg_table(&namespace, &table_name(ident)?, mode)
         .await
@@ -214,10 +392,15 @@ pub(super) async fn register(
     body: &[u8],
 ) -> Result<Reply, IcebergError> {
     let req: RegisterTableRequest = parse_body(body)?;
-    let ident = Ident { namespace: namespace.to_string(), name: req.name.clone() };
+    let ident = Ident {
+        namespace: namespace.to_string(),
+        name: req.name.clone(),
+    };
     let name = TableName::parse(&req.name)?;
     if req.overwrite.unwrap_or(false) {
-        return Err(IcebergError::bad_request("Registering with overwrite is not supported"));
+        return Err(IcebergError::bad_request(
+            "Registering with overwrite is not supported",
+        ));
     }
     let resolved = ctx.namespace(prefix, namespace).await?;
     no_view(ctx, &resolved, &name, &ident).await?;
@@ -226,17 +409,34 @@ pub(super) async fn register(
         .register_iceberg_table(&resolved, &name, &req.metadata_location, &ctx.account)
         .await
         .map_err(|e| match e {
-            tablebay_catalog::CatalogError::AlreadyExists(message) => IcebergError::already_exists(message),
+            tablebay_catalog::CatalogError::AlreadyExists(message) => {
+                IcebergError::already_exists(message)
+            }
             other => IcebergError::for_table(other, &ident),
         })?;
-    Ok(Reply::raw_json(load_result(ctx, Some(&table.metadata_location), &table.metadata.json)?))
+    Ok(Reply::raw_json(load_result(
+        ctx,
+        Some(&table.metadata_location),
+        &table.metadata.json,
+        None,
+    )?))
 }
 
 /// `POST /v1/{prefix}/tables/rename`: within the bucket, across namespaces; the table keeps its id and ARN.
-pub(super) async fn rename(ctx: &IcebergContext<'_>, prefix: &str, body: &[u8]) -> Result<Reply, IcebergError> {
+pub(super) async fn rename(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    body: &[u8],
+) -> Result<Reply, IcebergError> {
     let req: RenameRequest = parse_body(body)?;
-    let source = Ident { namespace: single_level(req.source.namespace)?, name: req.source.name };
-    let destination = Ident { namespace: single_level(req.destination.namespace)?, name: req.destination.name };
+    let source = Ident {
+        namespace: single_level(req.source.namespace)?,
+        name: req.source.name,
+    };
+    let destination = Ident {
+        namespace: single_level(req.destination.namespace)?,
+        name: req.destination.name,
+    };
     let source_namespace = ctx.table_namespace(prefix, &source).await?;
     let table = ctx
         .catalog()
@@ -246,10 +446,18 @@ pub(super) async fn rename(ctx: &IcebergContext<'_>, prefix: &str, body: &[u8]) 
     let target = ctx.namespace(prefix, &destination.namespace).await?;
     let new_name = TableName::parse(&destination.name)?;
     if ctx.catalog().view_exists(&target, &new_name).await? {
-        return Err(IcebergError::already_exists(format!("Cannot rename {source} to {destination}. View already exists")));
+        return Err(IcebergError::already_exists(format!(
+            "Cannot rename {source} to {destination}. View already exists"
+        )));
     }
     ctx.catalog()
-        .rename_table(&TableRef::Arn(table.arn.clone()), Some(&target.name), Some(&new_name), None, &ctx.account)
+        .rename_table(
+            &TableRef::Arn(table.arn.clone()),
+            Some(&target.name),
+            Some(&new_name),
+            None,
+            &ctx.account,
+        )
         .await
         .map_err(|e| match e {
             tablebay_catalog::CatalogError::NotFound(_) => IcebergError::no_such_table(&source),
@@ -266,17 +474,34 @@ pub(super) async fn report_metrics(
     body: &[u8],
 ) -> Result<Reply, IcebergError> {
     let report: serde_json::Value = parse_body(body)?;
-    match report.get("report-type").and_then(serde_json::Value::as_str) {
+    match report
+        .get("report-type")
+        .and_then(serde_json::Value::as_str)
+    {
         Some("scan-report" | "commit-report") => Ok(Reply::no_content()),
-        _ => Err(IcebergError::bad_request("Invalid metrics report: report-type must be scan-report or commit-report")),
+        _ => Err(IcebergError::bad_request(
+            "Invalid metrics report: report-type must be scan-report or commit-report",
+        )),
     }
 }
 
-/// `GET …/tables/{table}/credentials`: no credentials are vended yet; clients use their own.
-pub(super) async fn credentials(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident) -> Result<Reply, IcebergError> {
+/// `GET …/tables/{table}/credentials`: fresh vended credentials for the table's data (clients refresh with it
+/// before the previous ones expire).
+pub(super) async fn credentials(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+) -> Result<Reply, IcebergError> {
     let namespace = ctx.table_namespace(prefix, ident).await?;
-    ctx.catalog().table_in(&namespace, &table_name(ident)?).await.map_err(|e| IcebergError::for_table(e, ident))?;
-    Reply::json(&LoadCredentialsResponse { storage_credentials: Vec::new() })
+    let table = ctx
+        .catalog()
+        .table_in(&namespace, &table_name(ident)?)
+        .await
+        .map_err(|e| IcebergError::for_table(e, ident))?;
+    let vended = Vended::issue(ctx, &table.arn, table.metadata_location.as_deref()).await?;
+    Reply::json(&LoadCredentialsResponse {
+        storage_credentials: vended.storage_credentials(ctx),
+    })
 }
 
 #[cfg(test)]
@@ -286,8 +511,14 @@ mod tests {
     #[test]
     fn etags_and_conditions() {
         let a = etag("s3://x/metadata/00001-a.metadata.json", Snapshots::All);
-        assert_ne!(a, etag("s3://x/metadata/00001-a.metadata.json", Snapshots::Refs));
-        assert_ne!(a, etag("s3://x/metadata/00002-b.metadata.json", Snapshots::All));
+        assert_ne!(
+            a,
+            etag("s3://x/metadata/00001-a.metadata.json", Snapshots::Refs)
+        );
+        assert_ne!(
+            a,
+            etag("s3://x/metadata/00002-b.metadata.json", Snapshots::All)
+        );
         assert!(a.starts_with('"') && a.ends_with('"'));
         assert!(matches(&a, &a));
         assert!(matches(&format!("W/{a}"), &a));

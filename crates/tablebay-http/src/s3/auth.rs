@@ -1,24 +1,27 @@
 //! Authentication and authorization of the data plane, and bucket addressing.
 //!
 //! s3s verifies every SigV4 form itself (header, presigned with expiry, signed and unsigned aws-chunked with
-//! trailers) against the secrets [`KeyStore`] looks up in the same [`Identities`] as the tables listener. Then
-//! [`TableAccess::check`] runs once per request, before the operation: it resolves the bucket to its table,
-//! decides the action the operation needs, and calls [`authorize`] — the one decision point the access-control
-//! work replaces with policy evaluation. The outcome travels to the operation as an [`S3Context`] in the request
-//! extensions.
+//! trailers) against the secrets [`KeyStore`] looks up through the same IAM service as the tables listener. Then
+//! [`TableAccess::check`] runs once per request, before the operation: it checks the session token of temporary
+//! credentials (s3s does not), resolves the bucket to its table, decides the action the operation needs, and asks
+//! the IAM service's one authorization decision ([`authorize`]). The outcome travels to the operation as an
+//! [`S3Context`] in the request extensions.
 
-use std::sync::Arc;
+use std::net::SocketAddr;
 
+use axum::extract::ConnectInfo;
 use s3s::access::{S3Access, S3AccessContext};
 use s3s::auth::{S3Auth, SecretKey};
 use s3s::host::{S3Host, VirtualHost};
 use s3s::{S3Error, S3ErrorCode, S3Result};
-use tablebay_auth::{Principal, PrincipalKind};
+use tablebay_auth::{AuthError, Principal};
 use tablebay_catalog::{Catalog, TableLocation, TableStorage};
+use tablebay_iam::{AccessContext, Iam, IamError, Resource};
+use tablebay_policy::Action;
 
 use super::error::s3_error;
 use super::router::RequestContext;
-use crate::state::Identities;
+use crate::authn::lookup;
 
 /// What an operation does to a table's data; named after the S3 Tables actions that grant it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,11 +33,11 @@ pub(crate) enum DataAction {
 }
 
 impl DataAction {
-    /// The IAM action name.
-    pub(crate) fn as_str(self) -> &'static str {
+    /// The IAM action.
+    pub(crate) fn action(self) -> Action {
         match self {
-            Self::GetTableData => "s3tables:GetTableData",
-            Self::PutTableData => "s3tables:PutTableData",
+            Self::GetTableData => Action::GetTableData,
+            Self::PutTableData => Action::PutTableData,
         }
     }
 }
@@ -44,10 +47,23 @@ impl DataAction {
 pub(crate) fn action_of(operation: &str) -> Option<DataAction> {
     use DataAction::{GetTableData, PutTableData};
     Some(match operation {
-        "GetObject" | "HeadObject" | "ListObjects" | "ListObjectsV2" | "HeadBucket" | "GetBucketLocation"
-        | "ListParts" | "ListMultipartUploads" | "GetObjectAttributes" => GetTableData,
-        "PutObject" | "DeleteObject" | "DeleteObjects" | "CopyObject" | "CreateMultipartUpload" | "UploadPart"
-        | "CompleteMultipartUpload" | "AbortMultipartUpload" => PutTableData,
+        "GetObject"
+        | "HeadObject"
+        | "ListObjects"
+        | "ListObjectsV2"
+        | "HeadBucket"
+        | "GetBucketLocation"
+        | "ListParts"
+        | "ListMultipartUploads"
+        | "GetObjectAttributes" => GetTableData,
+        "PutObject"
+        | "DeleteObject"
+        | "DeleteObjects"
+        | "CopyObject"
+        | "CreateMultipartUpload"
+        | "UploadPart"
+        | "CompleteMultipartUpload"
+        | "AbortMultipartUpload" => PutTableData,
         _ => return None,
     })
 }
@@ -56,31 +72,94 @@ pub(crate) fn action_of(operation: &str) -> Option<DataAction> {
 /// only for the request); anything else is `other`.
 pub(crate) fn operation_label(operation: &str) -> &'static str {
     const SERVED: [&str; 20] = [
-        "GetObject", "HeadObject", "ListObjects", "ListObjectsV2", "HeadBucket", "GetBucketLocation", "ListParts",
-        "ListMultipartUploads", "GetObjectAttributes", "PutObject", "DeleteObject", "DeleteObjects", "CopyObject",
-        "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "AbortMultipartUpload", "ListBuckets",
-        "PostObject", "UploadPartCopy",
+        "GetObject",
+        "HeadObject",
+        "ListObjects",
+        "ListObjectsV2",
+        "HeadBucket",
+        "GetBucketLocation",
+        "ListParts",
+        "ListMultipartUploads",
+        "GetObjectAttributes",
+        "PutObject",
+        "DeleteObject",
+        "DeleteObjects",
+        "CopyObject",
+        "CreateMultipartUpload",
+        "UploadPart",
+        "CompleteMultipartUpload",
+        "AbortMultipartUpload",
+        "ListBuckets",
+        "PostObject",
+        "UploadPartCopy",
     ];
-    SERVED.into_iter().find(|name| *name == operation).unwrap_or("other")
+    SERVED
+        .into_iter()
+        .find(|name| *name == operation)
+        .unwrap_or("other")
 }
 
-/// THE authorization decision of the data plane: may `principal` perform `action` on `table`'s data?
-///
-/// Until policies exist (the access-control issue), the rule is ownership: the instance root may do anything, an
-/// account root anything in its own account's buckets.
-pub(crate) fn authorize(principal: &Principal, action: DataAction, table: &TableStorage) -> Result<(), S3Error> {
-    let allowed = match principal.kind {
-        PrincipalKind::InstanceRoot => true,
-        PrincipalKind::AccountRoot => principal.account_id == table.owner().as_str(),
-    };
-    if allowed {
-        Ok(())
-    } else {
-        Err(S3Error::with_message(
-            S3ErrorCode::AccessDenied,
-            format!("{} is not authorized to perform {} on this table", principal.arn, action.as_str()),
-        ))
+/// The data plane's authorization: may `principal` perform `action` on `table`'s data? Asks the IAM service
+/// (identity, bucket and table policies, session policy); a denial is S3's `AccessDenied`.
+pub(crate) async fn authorize(
+    iam: &Iam,
+    principal: &Principal,
+    action: DataAction,
+    table: &TableStorage,
+    cx: &AccessContext,
+) -> Result<(), S3Error> {
+    match iam
+        .authorize(
+            principal,
+            action.action(),
+            &Resource::Table(table.arn.clone()),
+            cx,
+        )
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(IamError::Denied(message)) => {
+            Err(S3Error::with_message(S3ErrorCode::AccessDenied, message))
+        }
+        Err(e) => {
+            let error_id = uuid::Uuid::new_v4();
+            tracing::error!(%error_id, error = %e, "data-plane authorization failed");
+            Err(S3Error::with_message(
+                S3ErrorCode::InternalError,
+                format!("internal error {error_id}"),
+            ))
+        }
     }
+}
+
+/// The session token a request carries: the `x-amz-security-token` header, or `X-Amz-Security-Token` of a
+/// presigned URL.
+fn session_token(headers: &http::HeaderMap, query: Option<&str>) -> Option<String> {
+    if let Some(token) = headers
+        .get("x-amz-security-token")
+        .and_then(|v| v.to_str().ok())
+    {
+        return Some(token.to_string());
+    }
+    url_pairs(query.unwrap_or_default())
+        .find(|(name, _)| name.eq_ignore_ascii_case("X-Amz-Security-Token"))
+        .map(|(_, value)| value)
+}
+
+/// A session-token failure as S3 answers it.
+fn token_error(e: &AuthError) -> S3Error {
+    let (code, message) = match e {
+        AuthError::ExpiredSessionToken => {
+            (S3ErrorCode::ExpiredToken, "The provided token has expired.")
+        }
+        _ => (
+            S3ErrorCode::InvalidToken,
+            "The provided token is malformed or otherwise invalid.",
+        ),
+    };
+    let mut err = S3Error::with_message(code, message);
+    err.set_status_code(http::StatusCode::BAD_REQUEST);
+    err
 }
 
 /// Longest validity of a presigned URL: 7 days, as S3.
@@ -90,13 +169,22 @@ const MAX_PRESIGNED_EXPIRY_SECS: u64 = 604_800;
 /// signature for another region is AWS's `AuthorizationHeaderMalformed`), the service `s3` (s3s would answer a
 /// control-plane `s3tables` scope with 501), and a presigned URL may live at most 7 days. Requests without a
 /// SigV4 credential pass (s3s rejects them or treats them as anonymous).
-pub(crate) fn check_scope(headers: &http::HeaderMap, query: Option<&str>, region: &str) -> Result<(), S3Error> {
+pub(crate) fn check_scope(
+    headers: &http::HeaderMap,
+    query: Option<&str>,
+    region: &str,
+) -> Result<(), S3Error> {
     let from_header = headers
         .get(http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .filter(|v| v.starts_with("AWS4-"))
         .and_then(|v| v.split("Credential=").nth(1))
-        .map(|rest| rest.split([',', ' ']).next().unwrap_or_default().to_string());
+        .map(|rest| {
+            rest.split([',', ' '])
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        });
     let mut from_query = None;
     let mut expires = None;
     for (name, value) in url_pairs(query.unwrap_or_default()) {
@@ -112,20 +200,27 @@ pub(crate) fn check_scope(headers: &http::HeaderMap, query: Option<&str>, region
         (None, None) => return Ok(()),
     };
     let malformed = |message: String| {
-        let mut err = S3Error::with_message(code.parse().unwrap_or(S3ErrorCode::InvalidRequest), message);
+        let mut err =
+            S3Error::with_message(code.parse().unwrap_or(S3ErrorCode::InvalidRequest), message);
         err.set_status_code(http::StatusCode::BAD_REQUEST);
         err
     };
     // <key>/<date>/<region>/<service>/aws4_request; the key id itself may not contain '/'.
     let parts: Vec<&str> = credential.split('/').collect();
     let [_, _, signed_region, service, "aws4_request"] = parts.as_slice() else {
-        return Err(malformed(format!("The credential {credential:?} is malformed")));
+        return Err(malformed(format!(
+            "The credential {credential:?} is malformed"
+        )));
     };
     if *signed_region != region {
-        return Err(malformed(format!("The authorization header is malformed; the region '{signed_region}' is wrong; expecting '{region}'")));
+        return Err(malformed(format!(
+            "The authorization header is malformed; the region '{signed_region}' is wrong; expecting '{region}'"
+        )));
     }
     if *service != "s3" {
-        return Err(malformed(format!("The credential is scoped to service '{service}'; expecting 's3'")));
+        return Err(malformed(format!(
+            "The credential is scoped to service '{service}'; expecting 's3'"
+        )));
     }
     if let Some(expires) = expires {
         match expires.parse::<u64>() {
@@ -145,42 +240,59 @@ pub(crate) fn check_scope(headers: &http::HeaderMap, query: Option<&str>, region
 fn url_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
     query.split('&').filter(|p| !p.is_empty()).map(|pair| {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
         (decode(name), decode(value))
     })
 }
 
-/// Who is calling and which table the bucket is, established once per request by [`TableAccess`].
+/// Who is calling and which table the bucket is, established once per request by [`TableAccess`], with what
+/// further authorization needs (CopyObject's source table).
 #[derive(Clone, Debug)]
 pub(crate) struct S3Context {
     /// The verified caller.
     pub principal: Principal,
     /// The bucket's table (absent for requests without a bucket).
     pub table: Option<TableStorage>,
+    /// The IAM service.
+    pub iam: Iam,
+    /// Source address and request id.
+    pub access: AccessContext,
 }
 
 /// Looks up secrets for s3s's signature verification.
 pub(crate) struct KeyStore {
-    pub identities: Arc<Identities>,
+    pub iam: Iam,
+}
+
+fn unknown_key() -> S3Error {
+    S3Error::with_message(
+        S3ErrorCode::InvalidAccessKeyId,
+        "The AWS Access Key Id you provided does not exist in our records.",
+    )
 }
 
 #[async_trait::async_trait]
 impl S3Auth for KeyStore {
     async fn get_secret_key(&self, access_key: &str) -> S3Result<SecretKey> {
-        match self.identities.lookup(access_key) {
-            Some((secret, _)) => Ok(SecretKey::from(secret.expose())),
-            None => Err(S3Error::with_message(
-                S3ErrorCode::InvalidAccessKeyId,
-                "The AWS Access Key Id you provided does not exist in our records.",
+        match lookup(&self.iam, access_key).await {
+            Ok(key) => Ok(SecretKey::from(key.secret())),
+            Err(AuthError::Unavailable) => Err(S3Error::with_message(
+                S3ErrorCode::ServiceUnavailable,
+                "Please retry",
             )),
+            Err(_) => Err(unknown_key()),
         }
     }
 }
 
-/// The per-request access check: principal, bucket → table, action, [`authorize`].
+/// The per-request access check: session token, principal, bucket → table, action, [`authorize`].
 pub(crate) struct TableAccess {
     pub catalog: Catalog,
-    pub identities: Arc<Identities>,
+    pub iam: Iam,
 }
 
 #[async_trait::async_trait]
@@ -192,23 +304,58 @@ impl S3Access for TableAccess {
             request.set_operation(operation);
         }
         let Some(credentials) = cx.credentials() else {
-            return Err(S3Error::with_message(S3ErrorCode::AccessDenied, "Anonymous access is not allowed"));
+            return Err(S3Error::with_message(
+                S3ErrorCode::AccessDenied,
+                "Anonymous access is not allowed",
+            ));
         };
-        let Some((_, principal)) = self.identities.lookup(&credentials.access_key) else {
-            return Err(S3Error::new(S3ErrorCode::InvalidAccessKeyId));
+        let key = match lookup(&self.iam, &credentials.access_key).await {
+            Ok(key) => key,
+            Err(AuthError::Unavailable) => {
+                return Err(S3Error::with_message(
+                    S3ErrorCode::ServiceUnavailable,
+                    "Please retry",
+                ));
+            }
+            Err(_) => return Err(unknown_key()),
         };
+        let token = session_token(cx.headers(), cx.uri().query());
+        key.check_session_token(token.as_deref(), chrono::Utc::now())
+            .map_err(|e| token_error(&e))?;
+        let principal = key.into_principal();
         if let Some(request) = &request {
             request.set_principal(&principal.arn);
         }
+        let request_id = request
+            .as_ref()
+            .map(|r| r.request_id.to_string())
+            .unwrap_or_default();
+        let source_ip = cx
+            .extensions_mut()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(addr)| addr.ip());
+        let access = AccessContext {
+            source_ip,
+            request_id,
+        };
         let table = match (cx.s3_path().get_bucket_name(), action_of(operation)) {
             (Some(bucket), Some(action)) => {
-                let table = self.catalog.table_storage(bucket).await.map_err(|e| s3_error(e, request.as_ref()))?;
-                authorize(&principal, action, &table)?;
+                let table = self
+                    .catalog
+                    .table_storage(bucket)
+                    .await
+                    .map_err(|e| s3_error(e, request.as_ref()))?;
+                authorize(&self.iam, &principal, action, &table, &access).await?;
                 Some(table)
             }
             _ => None,
         };
-        cx.extensions_mut().insert(S3Context { principal, table });
+        cx.extensions_mut().insert(S3Context {
+            principal,
+            table,
+            iam: self.iam.clone(),
+            access,
+        });
         Ok(())
     }
 }
@@ -236,7 +383,6 @@ impl S3Host for TableHost {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tablebay_catalog::{AccountId, ArnFlavor, BucketArn, BucketName, TableArn};
     use uuid::Uuid;
 
     /// Every operation the data plane serves, with the action it needs (the router table of STYLE.md).
@@ -267,69 +413,62 @@ mod tests {
         }
     }
 
-    fn table(account: &str) -> TableStorage {
-        let table_id = Uuid::now_v7();
-        TableStorage {
-            table_id,
-            arn: TableArn {
-                bucket: BucketArn {
-                    flavor: ArnFlavor::Aws,
-                    region: "us-east-1".into(),
-                    account: AccountId::parse(account).unwrap(),
-                    name: BucketName::parse("bucket").unwrap(),
-                },
-                table_id,
-            },
-        }
-    }
-
-    fn principal(account: &str, kind: PrincipalKind) -> Principal {
-        Principal {
-            account_id: account.into(),
-            arn: format!("arn:aws:iam::{account}:root"),
-            access_key_id: "AK".into(),
-            kind,
-        }
-    }
-
-    #[test]
-    fn ownership_decides_for_now() {
-        let t = table("111122223333");
-        for action in [DataAction::GetTableData, DataAction::PutTableData] {
-            assert!(authorize(&principal("111122223333", PrincipalKind::AccountRoot), action, &t).is_ok());
-            let denied = authorize(&principal("444455556666", PrincipalKind::AccountRoot), action, &t).unwrap_err();
-            assert_eq!(denied.code(), &S3ErrorCode::AccessDenied);
-            assert!(authorize(&principal("444455556666", PrincipalKind::InstanceRoot), action, &t).is_ok());
-        }
-    }
-
     #[test]
     fn credential_scopes() {
         let header = |credential: &str| {
             let mut h = http::HeaderMap::new();
-            let value = format!("AWS4-HMAC-SHA256 Credential={credential}, SignedHeaders=host, Signature=ab");
+            let value = format!(
+                "AWS4-HMAC-SHA256 Credential={credential}, SignedHeaders=host, Signature=ab"
+            );
             h.insert(http::header::AUTHORIZATION, value.parse().unwrap());
             h
         };
         let none = http::HeaderMap::new();
         let code = |r: Result<(), S3Error>| r.err().map(|e| e.code().as_str().to_string());
-        assert_eq!(code(check_scope(&header("AK/20260101/us-east-1/s3/aws4_request"), None, "us-east-1")), None);
         assert_eq!(
-            code(check_scope(&header("AK/20260101/eu-west-1/s3/aws4_request"), None, "us-east-1")).as_deref(),
+            code(check_scope(
+                &header("AK/20260101/us-east-1/s3/aws4_request"),
+                None,
+                "us-east-1"
+            )),
+            None
+        );
+        assert_eq!(
+            code(check_scope(
+                &header("AK/20260101/eu-west-1/s3/aws4_request"),
+                None,
+                "us-east-1"
+            ))
+            .as_deref(),
             Some("AuthorizationHeaderMalformed")
         );
-        assert!(check_scope(&header("AK/20260101/us-east-1/s3tables/aws4_request"), None, "us-east-1").is_err());
+        assert!(
+            check_scope(
+                &header("AK/20260101/us-east-1/s3tables/aws4_request"),
+                None,
+                "us-east-1"
+            )
+            .is_err()
+        );
         assert!(check_scope(&header("garbage"), None, "us-east-1").is_err());
         let query = |expires: &str| {
-            format!("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Expires={expires}")
+            format!(
+                "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Expires={expires}"
+            )
         };
-        assert_eq!(code(check_scope(&none, Some(&query("604800")), "us-east-1")), None);
+        assert_eq!(
+            code(check_scope(&none, Some(&query("604800")), "us-east-1")),
+            None
+        );
         assert_eq!(
             code(check_scope(&none, Some(&query("604801")), "us-east-1")).as_deref(),
             Some("AuthorizationQueryParametersError")
         );
         assert!(check_scope(&none, Some(&query("soon")), "us-east-1").is_err());
-        assert_eq!(code(check_scope(&none, Some("list-type=2"), "us-east-1")), None);
+        assert_eq!(
+            code(check_scope(&none, Some("list-type=2"), "us-east-1")),
+            None
+        );
         assert_eq!(code(check_scope(&none, None, "us-east-1")), None);
     }
 

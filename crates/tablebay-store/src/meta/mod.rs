@@ -7,11 +7,12 @@
 
 mod attributes;
 mod buckets;
-mod detached_storage;
 mod codec;
 mod connect;
-mod multipart;
+mod detached_storage;
+mod iam;
 mod idempotency;
+mod multipart;
 mod namespaces;
 mod objects;
 mod tables;
@@ -19,10 +20,11 @@ mod views;
 
 pub use attributes::AttributeKey;
 pub use buckets::BucketRecord;
+pub use iam::{AccountRecord, CredentialRecord, PrincipalRecord};
+pub use idempotency::IdempotencyRecord;
 pub use multipart::{CompletedUpload, PartRecord, UploadRecord};
 pub use namespaces::NamespaceRecord;
 pub use objects::{BlobSegment, KeyRange, KeyStart, ObjectRecord, StoredChecksum, WriteCondition};
-pub use idempotency::IdempotencyRecord;
 pub use tables::{PointerSwap, TableRecord};
 pub use views::ViewRecord;
 

@@ -2,10 +2,19 @@
 //! and drives it over HTTP with SigV4-signed requests (the client-side signer of `tablebay-auth`).
 // The whole target is test code, but clippy's `allow-*-in-tests` only covers `#[test]` functions, not the
 // helpers the test modules share.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
+mod access_control;
 mod control_plane;
+mod iam;
 mod iceberg_clients_rust;
 mod iceberg_server;
+mod identity;
 mod s3;
 mod server;
+mod sts;

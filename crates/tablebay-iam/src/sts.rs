@@ -1,0 +1,373 @@
+//! Temporary credentials: STS's GetSessionToken and AssumeRole, and the table-scoped credentials the Iceberg
+//! REST catalog vends (`X-Iceberg-Access-Delegation: vended-credentials`).
+//!
+//! Every session is a row of `iam_credentials` with a random key id and secret, the SHA-256 of its session
+//! token, an expiry, and optionally a session policy that narrows what the identity behind it may do. Vended
+//! credentials are sessions of the caller's own identity whose session policy allows only `GetTableData` (and
+//! `PutTableData` when the caller may write) on one table, so the data plane enforces the scope.
+
+use chrono::{DateTime, Duration, Utc};
+use tablebay_auth::{Principal, PrincipalKind};
+use tablebay_catalog::{ArnFlavor, TableArn};
+use tablebay_policy::{Action, Caller, Context, Decision, Policies, PolicyKind, Request, evaluate};
+use tablebay_store::meta::CredentialRecord;
+
+use crate::audit::audit_denial;
+use crate::credentials::{ACCOUNT_ROOT, ACTIVE, INSTANCE_ROOT, ROLE, USER};
+use crate::names::{secret_key, session_token, temporary_key_id, token_digest};
+use crate::principals::{DEFAULT_ROLE_SESSION_SECS, validate_policy};
+use crate::service::parse_role_arn;
+use crate::{AccessContext, Iam, IamError, Resource, SessionName};
+
+/// Shortest session STS issues (15 minutes).
+pub const MIN_SESSION_SECS: i64 = 900;
+/// Longest session STS issues (12 hours).
+pub const MAX_SESSION_SECS: i64 = 43_200;
+/// A role session assumed with role-session credentials (role chaining) lasts at most an hour, as in AWS.
+const CHAINED_SESSION_SECS: i64 = 3600;
+/// Session policies passed to AssumeRole are at most 2048 characters (STS's packed limit).
+const MAX_SESSION_POLICY_BYTES: usize = 2048;
+/// Vended credentials live an hour (or less, when the caller's own session ends sooner).
+const VENDED_SESSION_SECS: i64 = 3600;
+
+/// Freshly issued temporary credentials.
+#[derive(Clone)]
+pub struct IssuedSession {
+    /// The temporary access key id.
+    pub access_key_id: String,
+    /// The secret access key.
+    pub secret_access_key: String,
+    /// The session token to send as `x-amz-security-token`.
+    pub session_token: String,
+    /// When the credentials expire.
+    pub expiration: DateTime<Utc>,
+    /// For AssumeRole: the assumed-role ARN and its id (`<role>:<session>`).
+    pub assumed_role: Option<(String, String)>,
+}
+
+impl std::fmt::Debug for IssuedSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuedSession")
+            .field("access_key_id", &self.access_key_id)
+            .field("expiration", &self.expiration)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An AssumeRole call's parameters, as given.
+#[derive(Clone, Debug, Default)]
+pub struct AssumeRoleRequest {
+    /// `RoleArn`.
+    pub role_arn: String,
+    /// `RoleSessionName`.
+    pub session_name: String,
+    /// `DurationSeconds`.
+    pub duration_secs: Option<i64>,
+    /// `Policy`: an inline session policy.
+    pub policy: Option<String>,
+}
+
+/// What vended credentials may do with their table's data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VendedAccess {
+    /// `GetTableData` only.
+    Read,
+    /// `GetTableData` and `PutTableData`.
+    ReadWrite,
+}
+
+struct NewSession<'a> {
+    account: &'a str,
+    kind: &'static str,
+    name: &'a str,
+    session_name: Option<&'a str>,
+    policy: Option<String>,
+    expiration: DateTime<Utc>,
+}
+
+impl Iam {
+    /// GetSessionToken: temporary credentials acting as the caller itself, for `duration_secs` (900–43200,
+    /// default 43200). Not callable with temporary credentials.
+    pub async fn get_session_token(
+        &self,
+        caller: &Principal,
+        duration_secs: Option<i64>,
+        request_id: &str,
+    ) -> Result<IssuedSession, IamError> {
+        if caller.session.is_some() {
+            audit_denial(
+                caller,
+                "sts:GetSessionToken",
+                "*",
+                request_id,
+                "called with temporary credentials",
+            );
+            return Err(IamError::Denied(
+                "Cannot call GetSessionToken with session credentials".to_string(),
+            ));
+        }
+        let duration = check_duration(
+            duration_secs.unwrap_or(MAX_SESSION_SECS),
+            self.config.min_session_secs,
+            MAX_SESSION_SECS,
+        )?;
+        let kind = stored_kind(caller.kind);
+        self.issue(NewSession {
+            account: &caller.account_id,
+            kind,
+            name: &caller.name,
+            session_name: None,
+            policy: None,
+            expiration: Utc::now() + Duration::seconds(duration),
+        })
+        .await
+    }
+
+    /// AssumeRole: checks the role's trust policy (and, across accounts, the caller's identity policies) for
+    /// `sts:AssumeRole`, then issues a session of the role narrowed by the optional session policy.
+    pub async fn assume_role(
+        &self,
+        caller: &Principal,
+        request: &AssumeRoleRequest,
+        cx: &AccessContext,
+    ) -> Result<IssuedSession, IamError> {
+        let session_name = SessionName::parse(&request.session_name)?;
+        let Some((account, role_name)) = parse_role_arn(&request.role_arn) else {
+            return Err(IamError::Invalid(format!(
+                "Invalid RoleArn '{}'",
+                request.role_arn
+            )));
+        };
+        let policy = match &request.policy {
+            Some(document) if document.len() > MAX_SESSION_POLICY_BYTES => {
+                return Err(IamError::Invalid(format!(
+                    "The session policy is longer than {MAX_SESSION_POLICY_BYTES} characters"
+                )));
+            }
+            Some(document) => {
+                validate_policy(document, PolicyKind::Session)?;
+                Some(document.clone())
+            }
+            None => None,
+        };
+        let role = self.meta.principal(&account, ROLE, &role_name).await?;
+        let role_arn = self.role_arn(&account, &role_name);
+        let not_authorized = || {
+            IamError::Denied(format!(
+                "User: {} is not authorized to perform: sts:AssumeRole on resource: {role_arn}",
+                caller.arn
+            ))
+        };
+        let Some(role) = role else {
+            audit_denial(
+                caller,
+                "sts:AssumeRole",
+                &role_arn,
+                &cx.request_id,
+                "no such role",
+            );
+            return Err(not_authorized());
+        };
+        let trust = validate_policy(
+            role.trust_policy.as_deref().unwrap_or_default(),
+            PolicyKind::Trust,
+        )?;
+        let identity = self.identity_policies_of(caller).await?;
+        let caller_session = match caller.session.as_ref().and_then(|s| s.policy.as_deref()) {
+            Some(document) => Some(validate_policy(document, PolicyKind::Session)?),
+            None => None,
+        };
+        let mut context = Context::new(Utc::now());
+        context.source_ip = cx.source_ip;
+        let decision = evaluate(
+            &Request {
+                caller: Caller {
+                    account_id: &caller.account_id,
+                    arn: &caller.arn,
+                    is_account_root: caller.kind.is_root(),
+                },
+                action: Action::AssumeRole,
+                resource_arn: &role_arn,
+                resource_account: &account,
+                context: &context,
+            },
+            &Policies {
+                identity: &identity,
+                resource: &[&trust],
+                session: caller_session.as_ref(),
+            },
+        );
+        if decision != Decision::Allow {
+            audit_denial(
+                caller,
+                "sts:AssumeRole",
+                &role_arn,
+                &cx.request_id,
+                "the trust policy does not allow it",
+            );
+            return Err(not_authorized());
+        }
+        let role_max = if caller.kind == PrincipalKind::Role {
+            CHAINED_SESSION_SECS
+        } else {
+            role.max_session_secs.unwrap_or(DEFAULT_ROLE_SESSION_SECS)
+        };
+        let duration = check_duration(
+            request
+                .duration_secs
+                .unwrap_or(DEFAULT_ROLE_SESSION_SECS.min(role_max)),
+            self.config.min_session_secs,
+            role_max,
+        )?;
+        let mut session = self
+            .issue(NewSession {
+                account: &account,
+                kind: ROLE,
+                name: &role_name,
+                session_name: Some(session_name.as_str()),
+                policy,
+                expiration: Utc::now() + Duration::seconds(duration),
+            })
+            .await?;
+        let assumed_arn = self.assumed_role_arn(&account, &role_name, session_name.as_str());
+        session.assumed_role = Some((
+            assumed_arn,
+            format!("{role_name}:{}", session_name.as_str()),
+        ));
+        Ok(session)
+    }
+
+    /// Credentials for one table's data, acting as `caller` and narrowed to that table: read-only unless the
+    /// caller may write it. `also_read` are tables whose files the table's metadata references (a registered
+    /// table reads another table's files); they are readable too when the caller may read them. The credentials
+    /// expire after an hour, or with the caller's own session if sooner.
+    pub async fn vend_table_credentials(
+        &self,
+        caller: &Principal,
+        table: &TableArn,
+        also_read: &[TableArn],
+    ) -> Result<IssuedSession, IamError> {
+        let resource = Resource::Table(table.clone());
+        let access = if self
+            .is_allowed(caller, Action::PutTableData, &resource)
+            .await?
+        {
+            VendedAccess::ReadWrite
+        } else {
+            VendedAccess::Read
+        };
+        let mut expiration = Utc::now() + Duration::seconds(VENDED_SESSION_SECS);
+        if let Some(session) = &caller.session {
+            expiration = expiration.min(session.expires_at);
+        }
+        let mut readable = Vec::new();
+        for other in also_read.iter().filter(|other| *other != table) {
+            if self
+                .is_allowed(
+                    caller,
+                    Action::GetTableData,
+                    &Resource::Table(other.clone()),
+                )
+                .await?
+            {
+                readable.push(other.clone());
+            }
+        }
+        let policy = table_session_policy(table, access, &readable);
+        self.issue(NewSession {
+            account: &caller.account_id,
+            kind: stored_kind(caller.kind),
+            name: &caller.name,
+            session_name: caller
+                .arn
+                .rsplit('/')
+                .next()
+                .filter(|_| caller.kind == PrincipalKind::Role),
+            policy: Some(policy),
+            expiration,
+        })
+        .await
+    }
+
+    async fn issue(&self, new: NewSession<'_>) -> Result<IssuedSession, IamError> {
+        let now = Utc::now();
+        // Sessions are short-lived rows; sweeping the expired ones here keeps the table small without a timer.
+        if let Err(e) = self.meta.delete_expired_credentials(now).await {
+            tracing::debug!(error = %e, "could not sweep expired sessions");
+        }
+        let token = session_token();
+        let issued = IssuedSession {
+            access_key_id: temporary_key_id(),
+            secret_access_key: secret_key(),
+            session_token: token.clone(),
+            expiration: new.expiration,
+            assumed_role: None,
+        };
+        self.meta
+            .insert_credential(&CredentialRecord {
+                access_key_id: issued.access_key_id.clone(),
+                secret: issued.secret_access_key.clone(),
+                account_id: new.account.to_string(),
+                principal_kind: new.kind.to_string(),
+                principal_name: new.name.to_string(),
+                session_name: new.session_name.map(str::to_string),
+                status: ACTIVE.to_string(),
+                session_token_sha256: Some(token_digest(&token)),
+                session_policy: new.policy,
+                expires_at: Some(new.expiration),
+                created_at: now,
+            })
+            .await?;
+        Ok(issued)
+    }
+}
+
+fn stored_kind(kind: PrincipalKind) -> &'static str {
+    match kind {
+        PrincipalKind::InstanceRoot => INSTANCE_ROOT,
+        PrincipalKind::AccountRoot => ACCOUNT_ROOT,
+        PrincipalKind::User => USER,
+        PrincipalKind::Role => ROLE,
+    }
+}
+
+fn check_duration(secs: i64, min: i64, max: i64) -> Result<i64, IamError> {
+    if (min..=max).contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(IamError::Invalid(format!(
+            "The requested DurationSeconds {secs} is outside the allowed range: {min} to {max} seconds"
+        )))
+    }
+}
+
+/// The session policy of vended credentials: the data actions on this one table, named in both ARN flavors so
+/// it matches whatever spelling the data plane resolves the table to.
+fn table_session_policy(table: &TableArn, access: VendedAccess, also_read: &[TableArn]) -> String {
+    let actions: &[&str] = match access {
+        VendedAccess::Read => &["oss:GetTableData"],
+        VendedAccess::ReadWrite => &["oss:GetTableData", "oss:PutTableData"],
+    };
+    let mut statements = vec![
+        serde_json::json!({ "Sid": "VendedTableData", "Effect": "Allow", "Action": actions, "Resource": both_flavors(table) }),
+    ];
+    if !also_read.is_empty() {
+        let resources: Vec<String> = also_read.iter().flat_map(both_flavors).collect();
+        statements.push(serde_json::json!({
+            "Sid": "ReferencedTableData", "Effect": "Allow", "Action": ["oss:GetTableData"], "Resource": resources
+        }));
+    }
+    serde_json::json!({ "Version": "2012-10-17", "Statement": statements }).to_string()
+}
+
+/// A table ARN in both spellings.
+fn both_flavors(table: &TableArn) -> Vec<String> {
+    [ArnFlavor::Oss, ArnFlavor::Aws]
+        .into_iter()
+        .map(|flavor| {
+            let mut arn = table.clone();
+            arn.bucket = arn.bucket.with_flavor(flavor);
+            arn.to_string()
+        })
+        .collect()
+}

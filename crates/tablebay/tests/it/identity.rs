@@ -1,0 +1,222 @@
+//! What the IAM and STS tests share: credentials (with a session token for temporary ones), requests signed for
+//! each surface, admin calls, and a table with one object in its storage.
+
+use http::{Method, Request};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::server::{REGION, TestServer, seg};
+
+/// Credentials that sign requests (a session token for temporary ones).
+#[derive(Clone, Debug)]
+pub struct Creds {
+    pub key: String,
+    pub secret: String,
+    pub token: Option<String>,
+}
+
+impl Creds {
+    pub fn root() -> Creds {
+        Creds {
+            key: crate::server::ACCESS_KEY.into(),
+            secret: crate::server::SECRET.into(),
+            token: None,
+        }
+    }
+}
+
+/// Where a request goes and which signing name it uses.
+#[derive(Clone, Copy, Debug)]
+pub enum Surface {
+    /// Control plane and admin (`s3tables`).
+    Tables,
+    /// Iceberg REST (`osstables`).
+    Iceberg,
+    /// STS (`sts`), form-encoded.
+    Sts,
+    /// The S3 data plane (`s3`).
+    S3,
+}
+
+/// Sends a request signed with `creds`; returns status and body text.
+pub async fn send(
+    server: &TestServer,
+    creds: &Creds,
+    method: Method,
+    surface: Surface,
+    path: &str,
+    body: &[u8],
+) -> (u16, String) {
+    send_with_headers(server, creds, method, surface, path, body, &[]).await
+}
+
+pub async fn send_with_headers(
+    server: &TestServer,
+    creds: &Creds,
+    method: Method,
+    surface: Surface,
+    path: &str,
+    body: &[u8],
+    headers: &[(&str, &str)],
+) -> (u16, String) {
+    let (base, service) = match surface {
+        Surface::Tables => (&server.tables_url, "s3tables"),
+        Surface::Iceberg => (&server.tables_url, "osstables"),
+        Surface::Sts => (&server.tables_url, "sts"),
+        Surface::S3 => (&server.s3_url, "s3"),
+    };
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(format!("{base}{path}"));
+    match surface {
+        Surface::S3 => {
+            builder = builder.header("x-amz-content-sha256", hex::encode(Sha256::digest(body)))
+        }
+        Surface::Sts => {
+            builder = builder.header("content-type", "application/x-www-form-urlencoded")
+        }
+        _ if !body.is_empty() => builder = builder.header("content-type", "application/json"),
+        _ => {}
+    }
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    let (mut parts, ()) = builder.body(()).unwrap().into_parts();
+    let params = tablebay_auth::signer::SigningParams {
+        access_key_id: &creds.key,
+        secret_access_key: &creds.secret,
+        session_token: creds.token.as_deref(),
+        region: REGION,
+        service,
+        time: chrono::Utc::now(),
+    };
+    tablebay_auth::signer::sign_with(&mut parts, body, &params).unwrap();
+    let response = server.send_parts(parts, body).await;
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+/// A JSON request that must succeed; the parsed answer (Null when empty).
+pub async fn must(
+    server: &TestServer,
+    creds: &Creds,
+    method: Method,
+    surface: Surface,
+    path: &str,
+    body: Value,
+) -> Value {
+    let bytes = match &body {
+        Value::Null => Vec::new(),
+        Value::String(s) => s.clone().into_bytes(),
+        other => serde_json::to_vec(other).unwrap(),
+    };
+    let (status, text) = send(server, creds, method.clone(), surface, path, &bytes).await;
+    assert!(
+        (200..300).contains(&status),
+        "{method} {path}: {status} {text}"
+    );
+    if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+/// Creates a user with a key and the given identity policy (if any), as `root`.
+pub async fn user(server: &TestServer, root: &Creds, name: &str, policy: Option<Value>) -> Creds {
+    must(
+        server,
+        root,
+        Method::POST,
+        Surface::Tables,
+        "/admin/users",
+        json!({"userName": name}),
+    )
+    .await;
+    let key = must(
+        server,
+        root,
+        Method::POST,
+        Surface::Tables,
+        &format!("/admin/users/{name}/access-keys"),
+        Value::Null,
+    )
+    .await;
+    if let Some(policy) = policy {
+        let path = format!("/admin/users/{name}/policies/main");
+        must(
+            server,
+            root,
+            Method::PUT,
+            Surface::Tables,
+            &path,
+            Value::String(policy.to_string()),
+        )
+        .await;
+    }
+    Creds {
+        key: key["accessKeyId"].as_str().unwrap().into(),
+        secret: key["secretAccessKey"].as_str().unwrap().into(),
+        token: None,
+    }
+}
+
+/// A bucket `name` with namespace `ns` and table `t` (control plane), and one object `data/x` in the table's
+/// storage; returns (bucket ARN, table ARN, data-plane bucket).
+pub async fn table(server: &TestServer, root: &Creds, name: &str) -> (String, String, String) {
+    let bucket = must(
+        server,
+        root,
+        Method::PUT,
+        Surface::Tables,
+        "/buckets",
+        json!({"name": name}),
+    )
+    .await;
+    let bucket_arn = bucket["arn"].as_str().unwrap().to_string();
+    let b = seg(&bucket_arn);
+    must(
+        server,
+        root,
+        Method::PUT,
+        Surface::Tables,
+        &format!("/namespaces/{b}"),
+        json!({"namespace": ["ns"]}),
+    )
+    .await;
+    let created = must(
+        server,
+        root,
+        Method::PUT,
+        Surface::Tables,
+        &format!("/tables/{b}/ns"),
+        json!({"name": "t", "format": "ICEBERG"}),
+    )
+    .await;
+    let table_arn = created["tableARN"].as_str().unwrap().to_string();
+    let got = must(
+        server,
+        root,
+        Method::GET,
+        Surface::Tables,
+        &format!("/get-table?tableArn={}", seg(&table_arn)),
+        Value::Null,
+    )
+    .await;
+    let location = got["warehouseLocation"].as_str().unwrap();
+    let data_bucket = location
+        .trim_start_matches("s3://")
+        .trim_end_matches('/')
+        .to_string();
+    let (status, text) = send(
+        server,
+        root,
+        Method::PUT,
+        Surface::S3,
+        &format!("/{data_bucket}/data/x"),
+        b"hello",
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    (bucket_arn, table_arn, data_bucket)
+}
