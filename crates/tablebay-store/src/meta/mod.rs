@@ -12,6 +12,7 @@ mod codec;
 mod connect;
 mod multipart;
 mod idempotency;
+mod jobs;
 mod namespaces;
 mod objects;
 mod tables;
@@ -23,6 +24,7 @@ pub use multipart::{CompletedUpload, PartRecord, UploadRecord};
 pub use namespaces::NamespaceRecord;
 pub use objects::{BlobSegment, KeyRange, KeyStart, ObjectRecord, StoredChecksum, WriteCondition};
 pub use idempotency::IdempotencyRecord;
+pub use jobs::{JobRecord, RunRecord};
 pub use tables::{PointerSwap, TableRecord};
 pub use views::ViewRecord;
 

@@ -13,6 +13,7 @@ mod cases;
 mod fixtures;
 mod objects;
 mod iceberg;
+mod jobs;
 mod races;
 
 use std::future::Future;
@@ -85,6 +86,12 @@ suite!(
     iceberg::views_crud,
     iceberg::idempotency_records,
     iceberg::tables_by_path,
+    jobs::jobs_one_per_table_and_type,
+    jobs::jobs_lapsed_lease_is_retaken,
+    jobs::jobs_claim_for_one_table,
+    jobs::jobs_backed_off_wait,
+    jobs::race_jobs_claimed_once,
+    jobs::runs_and_noncurrent_marks,
 );
 
 async fn with_sqlite<F, Fut>(case: F)
