@@ -10,6 +10,7 @@ use tablebay_store::meta::AttributeKey;
 use tablebay_store::{BlobStore, MetaStore};
 use uuid::Uuid;
 
+use crate::commit_observer::CommitObservers;
 use crate::metadata_cache::MetadataCache;
 use crate::objects::TableLocation;
 use crate::{ArnFlavor, CatalogError, ObjectAttributes, ObjectBody, ObjectKey, PutOptions};
@@ -30,12 +31,19 @@ pub struct Catalog {
     pub(crate) blobs: BlobStore,
     pub(crate) config: Arc<CatalogConfig>,
     pub(crate) metadata_cache: MetadataCache,
+    pub(crate) commit_observers: CommitObservers,
 }
 
 impl Catalog {
     /// A catalog over the given stores.
     pub fn new(meta: MetaStore, blobs: BlobStore, config: CatalogConfig) -> Self {
-        Self { meta, blobs, config: Arc::new(config), metadata_cache: MetadataCache::new() }
+        Self {
+            meta,
+            blobs,
+            config: Arc::new(config),
+            metadata_cache: MetadataCache::new(),
+            commit_observers: CommitObservers::default(),
+        }
     }
 
     /// The deployment configuration.
