@@ -1,12 +1,13 @@
 //! Tablebay's HTTP surfaces.
 //!
 //! The tables listener serves the S3 Tables control plane at `/`, health at `/health` and Prometheus metrics at
-//! `/metrics`, the Iceberg REST catalog at `/iceberg` (later admin at `/admin` and STS at `/sts`); the S3
+//! `/metrics`, the Iceberg REST catalog at `/iceberg`, admin operations at `/admin` (later STS at `/sts`); the S3
 //! listener serves the data plane. Handlers are thin: parse, authenticate, make one service call, map the result
 //! to the surface's wire format. No storage or SQL is reachable from here (this crate does not depend on the
 //! store).
 #![warn(missing_docs)]
 
+mod admin;
 mod authn;
 mod control_plane;
 mod iceberg;
@@ -30,6 +31,7 @@ pub fn tables_router(state: AppState) -> Router {
         .route("/health", get(health))
         .route("/metrics", get(metrics))
         .route("/iceberg/{*path}", any(iceberg::handle))
+        .route("/admin/maintenance/{*path}", any(admin::handle))
         .fallback(control_plane::handle)
         .with_state(state)
 }
@@ -49,6 +51,9 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"))],
-        state.metrics.render(),
+        match &state.maintenance {
+            Some(runner) => state.metrics.render() + &runner.metrics().render(),
+            None => state.metrics.render(),
+        },
     )
 }

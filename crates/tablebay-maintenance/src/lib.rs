@@ -21,7 +21,7 @@ mod unreferenced_files;
 pub use error::MaintenanceError;
 pub use metrics::MaintenanceMetrics;
 pub use run::{MaintenanceRun, RunOutcome};
-pub use runner::{JobRunner, MaintenanceConfig};
+pub use runner::{JobRunner, MAX_LISTED_RUNS, MaintenanceConfig};
 pub use settings::{
     EffectiveCompaction, EffectiveSnapshotManagement, EffectiveUnreferencedRemoval, MAX_SNAPSHOT_AGE_PROPERTY,
     MIN_SNAPSHOTS_PROPERTY, TARGET_FILE_SIZE_PROPERTY,

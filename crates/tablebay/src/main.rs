@@ -1,7 +1,8 @@
-//! The `tablebay` command: `tablebay serve` runs the server. Configuration is in `config.rs`, the wiring of
+//! The `tablebay` command: `tablebay serve` runs the server; `tablebay maintenance …` talks to a running one. Configuration is in `config.rs`, the wiring of
 //! stores, services and listeners in `serve.rs`.
 
 mod config;
+mod maintenance_cli;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -18,6 +19,9 @@ struct Cli {
 enum Command {
     /// Run the server: the tables listener (control plane, Iceberg REST) and the S3 listener.
     Serve(config::ServeArgs),
+    /// Table maintenance on a running server: run a job now, list recorded runs.
+    #[command(subcommand)]
+    Maintenance(maintenance_cli::MaintenanceCommand),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -28,6 +32,10 @@ fn main() -> anyhow::Result<()> {
             serve::init_logging(&config);
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(serve::run(config))
+        }
+        Command::Maintenance(command) => {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtime.block_on(maintenance_cli::run(command))
         }
     }
 }

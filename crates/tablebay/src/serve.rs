@@ -7,6 +7,7 @@ use anyhow::Context;
 use axum::serve::ListenerExt;
 use tablebay_catalog::{Catalog, CatalogConfig};
 use tablebay_http::{AppState, Identities};
+use tablebay_maintenance::JobRunner;
 use tablebay_store::{BlobStore, MetaStore};
 use tokio::net::TcpListener;
 
@@ -28,14 +29,16 @@ pub fn init_logging(config: &Config) {
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let meta = MetaStore::connect(&config.meta_url).await.context("opening the metadata store")?;
     let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
-    let catalog = Catalog::new(meta, blobs, CatalogConfig { region: config.region.clone(), flavor: config.arn_flavor });
+    let catalog =
+        Catalog::new(meta.clone(), blobs, CatalogConfig { region: config.region.clone(), flavor: config.arn_flavor });
+    let maintenance = JobRunner::new(catalog.clone(), meta, config.maintenance.clone());
     let identities = Identities::new(
         config.root.access_key_id.clone(),
         config.root.secret.clone(),
         config.account_id.clone(),
         config.arn_flavor,
     );
-    let state = AppState::new(catalog, identities);
+    let state = AppState::new(catalog, identities).with_maintenance(maintenance.clone());
 
     let tables = TcpListener::bind(config.tables_addr)
         .await
@@ -61,6 +64,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     println!("tablebay s3 listener ready at http://{}", s3.local_addr()?);
 
     let shutdown = shutdown_signal();
+    maintenance.spawn(shutdown.0.clone());
     if let Some(max_age) = config.multipart_expiry {
         tokio::spawn(expire_uploads(state.catalog.clone(), max_age, shutdown.clone()));
     }
