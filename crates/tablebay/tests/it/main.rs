@@ -7,5 +7,6 @@
 mod control_plane;
 mod iceberg_clients_rust;
 mod iceberg_server;
+mod maintenance;
 mod s3;
 mod server;
