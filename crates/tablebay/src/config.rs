@@ -313,7 +313,7 @@ fn maintenance_config(given: &MaintenanceArgs) -> anyhow::Result<MaintenanceConf
         bail!("invalid maintenance workers {workers} (0 to 64)");
     }
     let sweep_interval = match given.sweep {
-        Some(v) if v == 0.0 => None,
+        Some(0.0) => None,
         other => Some(seconds(other, Duration::from_secs(3600), "maintenance sweep period", MAX_MAINTENANCE_PERIOD_SECONDS)?),
     };
     Ok(MaintenanceConfig {

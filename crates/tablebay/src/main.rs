@@ -18,7 +18,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the server: the tables listener (control plane, Iceberg REST) and the S3 listener.
-    Serve(config::ServeArgs),
+    Serve(Box<config::ServeArgs>),
     /// Table maintenance on a running server: run a job now, list recorded runs.
     #[command(subcommand)]
     Maintenance(maintenance_cli::MaintenanceCommand),
@@ -28,7 +28,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => {
-            let config = config::Config::load(args)?;
+            let config = config::Config::load(*args)?;
             serve::init_logging(&config);
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(serve::run(config))
