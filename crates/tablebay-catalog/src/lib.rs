@@ -31,6 +31,7 @@ mod reads;
 mod settings;
 mod storage_class;
 mod table;
+mod table_files;
 mod tagging;
 mod views;
 
@@ -67,6 +68,7 @@ pub use settings::{
     TableMaintenance, Tags, UnreferencedFileRemovalSettings,
 };
 pub use table::{NewTable, Table, TableRef};
+pub use table_files::MAX_TABLE_FILE_RANGE;
 pub use views::{IcebergView, ViewChange, ViewDefinition, ViewRequirement};
 
 /// The Iceberg spec types the catalog's commit API takes (iceberg-rust), re-exported so that surfaces parse
