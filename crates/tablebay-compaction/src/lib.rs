@@ -23,6 +23,12 @@ mod storage;
 
 use tablebay_catalog::{Catalog, CatalogError, CommitError, TableRef};
 
+/// An iceberg-rust `FileIO` over the catalog's object service (`s3://<table-id>--table-s3/…` locations only):
+/// what maintenance uses to read manifests and to read and write table files.
+pub fn table_file_io(catalog: &Catalog) -> iceberg::io::FileIO {
+    storage::file_io(catalog)
+}
+
 /// How files are laid out in the rewritten files (S3 Tables' `icebergCompaction.strategy`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Strategy {
@@ -141,7 +147,7 @@ pub async fn compact_table(
         match rewrite::rewrite(&io, &plan, group, settings).await {
             Ok(outputs) => rewritten.push(commit::Rewritten { group: group.clone(), outputs }),
             Err(e) => {
-                tracing::warn!(table = %start.table.id, error = %e, "compaction gave up a file group it could not rewrite");
+                tracing::warn!(table = %start.table.id, error = %e, "compaction gave up a file group it could not rewrite");eprintln!("DEBUG {e:?}");
                 report.groups_skipped += 1;
             }
         }

@@ -96,8 +96,8 @@ async fn rewrite_into(
                 .with_schema(schema.clone())
                 .with_project_field_ids(field_ids.clone())
                 .with_deletes(deletes)
-                .with_partition(Some(data.partition().clone()))
-                .with_partition_spec(Some(spec.clone()))
+                // No partition constants: the reader would fill identity columns as run-end-encoded arrays,
+                // which the writer refuses; Iceberg data files carry their source columns anyway.
                 .with_case_sensitive(true)
                 .build())
         })

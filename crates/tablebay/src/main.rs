@@ -1,6 +1,7 @@
 //! The `tablebay` command: `tablebay serve` runs the server. Configuration is in `config.rs`, the wiring of
 //! stores, services and listeners in `serve.rs`.
 
+mod compact;
 mod config;
 mod serve;
 
@@ -18,6 +19,8 @@ struct Cli {
 enum Command {
     /// Run the server: the tables listener (control plane, Iceberg REST) and the S3 listener.
     Serve(config::ServeArgs),
+    /// Compact one table now (against a server's stores, while it runs) and print the report as JSON.
+    Compact(compact::CompactArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -28,6 +31,10 @@ fn main() -> anyhow::Result<()> {
             serve::init_logging(&config);
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(serve::run(config))
+        }
+        Command::Compact(args) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            runtime.block_on(compact::run(args))
         }
     }
 }

@@ -4,6 +4,7 @@
 // helpers the test modules share.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+mod compaction;
 mod control_plane;
 mod iceberg_clients_rust;
 mod iceberg_server;
