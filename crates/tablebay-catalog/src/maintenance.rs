@@ -7,8 +7,9 @@ use tablebay_store::meta::AttributeKey;
 
 use crate::settings::JobConfig;
 use crate::{
-    BucketArn, BucketMaintenance, Catalog, CatalogError, CompactionSettings, JobState, JobStatus, MaintenanceJobType,
-    MaintenanceStatus, SnapshotManagementSettings, Table, TableMaintenance, TableRef, UnreferencedFileRemovalSettings,
+    BucketArn, BucketMaintenance, Catalog, CatalogError, CompactionSettings, JobState, JobStatus,
+    MaintenanceJobType, MaintenanceStatus, SnapshotManagementSettings, Table, TableMaintenance,
+    TableRef, UnreferencedFileRemovalSettings,
 };
 
 /// One PutTableMaintenanceConfiguration: the job type and its whole new value.
@@ -22,9 +23,15 @@ pub enum TableMaintenanceUpdate {
 
 impl Catalog {
     /// The bucket's maintenance configuration, defaults filled in.
-    pub async fn bucket_maintenance(&self, bucket: &BucketArn) -> Result<BucketMaintenance, CatalogError> {
+    pub async fn bucket_maintenance(
+        &self,
+        bucket: &BucketArn,
+    ) -> Result<BucketMaintenance, CatalogError> {
         let bucket = self.bucket(bucket).await?;
-        Ok(self.setting(bucket.id, AttributeKey::Maintenance).await?.unwrap_or_default())
+        Ok(self
+            .setting(bucket.id, AttributeKey::Maintenance)
+            .await?
+            .unwrap_or_default())
     }
 
     /// Replaces the bucket's `icebergUnreferencedFileRemoval` configuration.
@@ -34,25 +41,41 @@ impl Catalog {
         config: JobConfig<UnreferencedFileRemovalSettings>,
     ) -> Result<(), CatalogError> {
         let bucket = self.bucket(bucket).await?;
-        let maintenance = BucketMaintenance { unreferenced_file_removal: config };
-        self.set_setting(bucket.id, AttributeKey::Maintenance, &maintenance).await
+        let maintenance = BucketMaintenance {
+            unreferenced_file_removal: config,
+        };
+        self.set_setting(bucket.id, AttributeKey::Maintenance, &maintenance)
+            .await
     }
 
     /// The table's maintenance configuration, defaults filled in.
-    pub async fn table_maintenance(&self, table: &TableRef) -> Result<(Table, TableMaintenance), CatalogError> {
+    pub async fn table_maintenance(
+        &self,
+        table: &TableRef,
+    ) -> Result<(Table, TableMaintenance), CatalogError> {
         let table = self.table(table).await?;
-        let maintenance = self.setting(table.id, AttributeKey::Maintenance).await?.unwrap_or_default();
+        let maintenance = self
+            .setting(table.id, AttributeKey::Maintenance)
+            .await?
+            .unwrap_or_default();
         Ok((table, maintenance))
     }
 
     /// Replaces one job type's configuration of the table.
-    pub async fn put_table_maintenance(&self, table: &TableRef, update: TableMaintenanceUpdate) -> Result<(), CatalogError> {
+    pub async fn put_table_maintenance(
+        &self,
+        table: &TableRef,
+        update: TableMaintenanceUpdate,
+    ) -> Result<(), CatalogError> {
         let (table, mut maintenance) = self.table_maintenance(table).await?;
         match update {
             TableMaintenanceUpdate::Compaction(config) => maintenance.compaction = config,
-            TableMaintenanceUpdate::SnapshotManagement(config) => maintenance.snapshot_management = config,
+            TableMaintenanceUpdate::SnapshotManagement(config) => {
+                maintenance.snapshot_management = config
+            }
         }
-        self.set_setting(table.id, AttributeKey::Maintenance, &maintenance).await
+        self.set_setting(table.id, AttributeKey::Maintenance, &maintenance)
+            .await
     }
 
     /// Every job type's status for the table: `Disabled` when configured off, else the last recorded outcome,
@@ -62,26 +85,43 @@ impl Catalog {
         table: &TableRef,
     ) -> Result<(Table, BTreeMap<MaintenanceJobType, JobStatus>), CatalogError> {
         let (table, maintenance) = self.table_maintenance(table).await?;
-        let bucket_maintenance: BucketMaintenance =
-            self.setting(table.bucket.id, AttributeKey::Maintenance).await?.unwrap_or_default();
-        let recorded: BTreeMap<MaintenanceJobType, JobStatus> =
-            self.setting(table.id, AttributeKey::MaintenanceStatus).await?.unwrap_or_default();
+        let bucket_maintenance: BucketMaintenance = self
+            .setting(table.bucket.id, AttributeKey::Maintenance)
+            .await?
+            .unwrap_or_default();
+        let recorded: BTreeMap<MaintenanceJobType, JobStatus> = self
+            .setting(table.id, AttributeKey::MaintenanceStatus)
+            .await?
+            .unwrap_or_default();
         let configured = [
-            (MaintenanceJobType::IcebergCompaction, maintenance.compaction.status),
-            (MaintenanceJobType::IcebergSnapshotManagement, maintenance.snapshot_management.status),
-            (MaintenanceJobType::IcebergUnreferencedFileRemoval, bucket_maintenance.unreferenced_file_removal.status),
+            (
+                MaintenanceJobType::IcebergCompaction,
+                maintenance.compaction.status,
+            ),
+            (
+                MaintenanceJobType::IcebergSnapshotManagement,
+                maintenance.snapshot_management.status,
+            ),
+            (
+                MaintenanceJobType::IcebergUnreferencedFileRemoval,
+                bucket_maintenance.unreferenced_file_removal.status,
+            ),
         ];
         let status = configured
             .into_iter()
             .map(|(job, enabled)| {
                 let status = match (enabled, recorded.get(&job)) {
-                    (MaintenanceStatus::Disabled, _) => {
-                        JobStatus { state: JobState::Disabled, last_run: None, failure_message: None }
-                    }
+                    (MaintenanceStatus::Disabled, _) => JobStatus {
+                        state: JobState::Disabled,
+                        last_run: None,
+                        failure_message: None,
+                    },
                     (MaintenanceStatus::Enabled, Some(recorded)) => recorded.clone(),
-                    (MaintenanceStatus::Enabled, None) => {
-                        JobStatus { state: JobState::NotYetRun, last_run: None, failure_message: None }
-                    }
+                    (MaintenanceStatus::Enabled, None) => JobStatus {
+                        state: JobState::NotYetRun,
+                        last_run: None,
+                        failure_message: None,
+                    },
                 };
                 (job, status)
             })

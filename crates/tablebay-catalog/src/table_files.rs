@@ -9,14 +9,20 @@ use bytes::Bytes;
 use futures::TryStreamExt;
 
 use crate::objects::TableLocation;
-use crate::{ByteStream, Catalog, CatalogError, IcebergTable, ObjectBody, ObjectKey, PutOptions, Table, TableRef};
+use crate::{
+    ByteStream, Catalog, CatalogError, IcebergTable, ObjectBody, ObjectKey, PutOptions, Table,
+    TableRef,
+};
 
 /// The largest range one [`Catalog::read_table_file_range`] call returns (readers fetch files piecewise).
 pub const MAX_TABLE_FILE_RANGE: u64 = 256 * 1024 * 1024;
 
 fn location_of(uri: &str) -> Result<TableLocation, CatalogError> {
-    TableLocation::parse(uri)
-        .ok_or_else(|| CatalogError::invalid(format!("{uri} is not inside a table's storage (s3://<uuid>--table-s3/…)")))
+    TableLocation::parse(uri).ok_or_else(|| {
+        CatalogError::invalid(format!(
+            "{uri} is not inside a table's storage (s3://<uuid>--table-s3/…)"
+        ))
+    })
 }
 
 impl Catalog {
@@ -28,11 +34,10 @@ impl Catalog {
 
     /// The current metadata of a resolved table row (re-read from the store: the row may be stale).
     pub async fn reload_iceberg_table(&self, table: &Table) -> Result<IcebergTable, CatalogError> {
-        let record = self
-            .meta
-            .table_by_id(table.id)
-            .await?
-            .ok_or_else(|| CatalogError::NotFound("The specified table does not exist.".into()))?;
+        let record =
+            self.meta.table_by_id(table.id).await?.ok_or_else(|| {
+                CatalogError::NotFound("The specified table does not exist.".into())
+            })?;
         let table = Self::table_from_record(&table.bucket, record)?;
         self.with_metadata(table).await
     }
@@ -40,12 +45,20 @@ impl Catalog {
     /// The size of the file at `location`; `None` when there is none.
     pub async fn table_file_size(&self, location: &str) -> Result<Option<u64>, CatalogError> {
         let file = location_of(location)?;
-        Ok(self.meta.object(file.table_id, &file.key).await?.map(|record| record.size))
+        Ok(self
+            .meta
+            .object(file.table_id, &file.key)
+            .await?
+            .map(|record| record.size))
     }
 
     /// The bytes `range` of the file at `location` (clamped to its end); `NotFound` when there is no file.
     /// A range longer than [`MAX_TABLE_FILE_RANGE`] is refused rather than buffered.
-    pub async fn read_table_file_range(&self, location: &str, range: Range<u64>) -> Result<Bytes, CatalogError> {
+    pub async fn read_table_file_range(
+        &self,
+        location: &str,
+        range: Range<u64>,
+    ) -> Result<Bytes, CatalogError> {
         if range.end.saturating_sub(range.start) > MAX_TABLE_FILE_RANGE {
             return Err(CatalogError::invalid(format!(
                 "a read of {} bytes of {location} is more than the {MAX_TABLE_FILE_RANGE} bytes one read may return",
@@ -69,11 +82,22 @@ impl Catalog {
     }
 
     /// Streams `body` into a new file at `location` and makes it visible atomically; returns its size.
-    pub async fn write_table_file(&self, location: &str, body: ByteStream) -> Result<u64, CatalogError> {
+    pub async fn write_table_file(
+        &self,
+        location: &str,
+        body: ByteStream,
+    ) -> Result<u64, CatalogError> {
         let file = location_of(location)?;
         let key = ObjectKey::parse(&file.key)?;
-        let body = ObjectBody { stream: body, content_length: None, content_md5: None, checksum: None };
-        let info = self.put_object_row(file.table_id, &key, body, PutOptions::default()).await?;
+        let body = ObjectBody {
+            stream: body,
+            content_length: None,
+            content_md5: None,
+            checksum: None,
+        };
+        let info = self
+            .put_object_row(file.table_id, &key, body, PutOptions::default())
+            .await?;
         Ok(info.size)
     }
 

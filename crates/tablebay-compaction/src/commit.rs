@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use iceberg::io::FileIO;
 use iceberg::spec::{
-    DataContentType, DataFile, FormatVersion, ManifestContentType, ManifestFile, ManifestListWriter,
-    ManifestWriterBuilder, Operation, Snapshot as IcebergSnapshot, SnapshotReference, SnapshotRetention, Summary,
-    TableMetadata,
+    DataContentType, DataFile, FormatVersion, ManifestContentType, ManifestFile,
+    ManifestListWriter, ManifestWriterBuilder, Operation, Snapshot as IcebergSnapshot,
+    SnapshotReference, SnapshotRetention, Summary, TableMetadata,
 };
 use iceberg::{TableRequirement, TableUpdate};
 use tablebay_catalog::{Catalog, CommitError, IcebergTable, Table, TableChange};
@@ -63,11 +63,15 @@ pub(crate) async fn commit(
     for attempt in 0..MAX_REBASES {
         let metadata = &base.metadata.metadata;
         let head = metadata.snapshot_for_ref("main").map(|s| s.snapshot_id());
-        let Some(head) = head.filter(|head| descends_from(metadata, *head, plan.snapshot_id)) else {
+        let Some(head) = head.filter(|head| descends_from(metadata, *head, plan.snapshot_id))
+        else {
             // `main` was reset or replaced: nothing of this run applies any more.
             skipped += groups.len() as u64;
             discard_outputs(io, groups.iter().flat_map(|g| g.outputs.iter())).await;
-            return Ok(Committed { groups_skipped: skipped, ..Committed::default() });
+            return Ok(Committed {
+                groups_skipped: skipped,
+                ..Committed::default()
+            });
         };
         let snapshot = match read_snapshot(io, metadata, head).await {
             Ok(s) => s,
@@ -82,7 +86,10 @@ pub(crate) async fn commit(
             discard_outputs(io, give_up.iter().flat_map(|g| g.outputs.iter())).await;
             groups = keep;
             if groups.is_empty() {
-                return Ok(Committed { groups_skipped: skipped, ..Committed::default() });
+                return Ok(Committed {
+                    groups_skipped: skipped,
+                    ..Committed::default()
+                });
             }
         }
         let prepared = match prepare(io, &base, &snapshot, head, plan, &groups).await {
@@ -94,13 +101,24 @@ pub(crate) async fn commit(
         };
         let snapshot_id = prepared.snapshot.snapshot_id();
         let change = TableChange {
-            requirements: vec![TableRequirement::RefSnapshotIdMatch { r#ref: "main".into(), snapshot_id: Some(head) }],
+            requirements: vec![TableRequirement::RefSnapshotIdMatch {
+                r#ref: "main".into(),
+                snapshot_id: Some(head),
+            }],
             updates: vec![
-                TableUpdate::AddSnapshot { snapshot: prepared.snapshot.clone() },
-                TableUpdate::SetSnapshotRef { ref_name: "main".into(), reference: prepared.main_ref.clone() },
+                TableUpdate::AddSnapshot {
+                    snapshot: prepared.snapshot.clone(),
+                },
+                TableUpdate::SetSnapshotRef {
+                    ref_name: "main".into(),
+                    reference: prepared.main_ref.clone(),
+                },
             ],
         };
-        match catalog.commit_table(&base.table, change, &table.bucket.arn.account).await {
+        match catalog
+            .commit_table(&base.table, change, &table.bucket.arn.account)
+            .await
+        {
             Ok(_) => {
                 let mut committed = prepared.counts;
                 committed.groups_skipped = skipped;
@@ -118,7 +136,8 @@ pub(crate) async fn commit(
                     }
                 };
                 let jitter = u64::from(rand::random::<u8>() % 20);
-                tokio::time::sleep(Duration::from_millis(10 * u64::from(attempt + 1) + jitter)).await;
+                tokio::time::sleep(Duration::from_millis(10 * u64::from(attempt + 1) + jitter))
+                    .await;
             }
             Err(e @ CommitError::StateUnknown(_)) => {
                 // The snapshot may be live: keep every file it might reference.
@@ -132,7 +151,9 @@ pub(crate) async fn commit(
         }
     }
     discard_outputs(io, groups.iter().flat_map(|g| g.outputs.iter())).await;
-    Err(CompactionError::Conflict(format!("the table kept changing: gave up after {MAX_REBASES} rebases")))
+    Err(CompactionError::Conflict(format!(
+        "the table kept changing: gave up after {MAX_REBASES} rebases"
+    )))
 }
 
 /// Whether `ancestor` is `head` or one of its parents.
@@ -142,7 +163,9 @@ fn descends_from(metadata: &TableMetadata, head: i64, ancestor: i64) -> bool {
         if id == ancestor {
             return true;
         }
-        next = metadata.snapshot_by_id(id).and_then(|s| s.parent_snapshot_id());
+        next = metadata
+            .snapshot_by_id(id)
+            .and_then(|s| s.parent_snapshot_id());
     }
     false
 }
@@ -159,7 +182,9 @@ fn revalidate(
     // being replaced, whose rows they would then no longer delete.
     let new_positional: Vec<&Live> = current
         .live()
-        .filter(|f| f.content() == DataContentType::PositionDeletes && f.sequence() > plan.sequence_number)
+        .filter(|f| {
+            f.content() == DataContentType::PositionDeletes && f.sequence() > plan.sequence_number
+        })
         .collect();
     groups.into_iter().partition(|rewritten| {
         let group = &rewritten.group;
@@ -168,9 +193,15 @@ fn revalidate(
         let touched = new_positional.iter().any(|d| {
             let in_scope = match scope_of(metadata, d) {
                 Scope::Global => true,
-                Scope::Partition(spec, partition) => spec == group.spec_id && partition == group.partition,
+                Scope::Partition(spec, partition) => {
+                    spec == group.spec_id && partition == group.partition
+                }
             };
-            in_scope && d.entry.data_file().referenced_data_file().is_none_or(|p| paths.contains(p.as_str()))
+            in_scope
+                && d.entry
+                    .data_file()
+                    .referenced_data_file()
+                    .is_none_or(|p| paths.contains(p.as_str()))
         });
         all_live && !touched
     })
@@ -196,21 +227,36 @@ async fn prepare(
     let version = metadata.format_version();
     let snapshot_id = new_snapshot_id(metadata);
     let sequence_number = metadata.last_sequence_number() + 1;
-    let rewritten: HashSet<&str> = groups.iter().flat_map(|g| g.group.inputs.iter().map(|i| i.data.path())).collect();
+    let rewritten: HashSet<&str> = groups
+        .iter()
+        .flat_map(|g| g.group.inputs.iter().map(|i| i.data.path()))
+        .collect();
     let removed_deletes = dangling_deletes(metadata, current, &rewritten, plan.sequence_number);
     let mut metadata_files = Vec::new();
     let mut manifests: Vec<ManifestFile> = Vec::new();
-    let mut counts = Committed { groups_committed: groups.len() as u64, ..Committed::default() };
+    let mut counts = Committed {
+        groups_committed: groups.len() as u64,
+        ..Committed::default()
+    };
     let mut delta = SummaryDelta::default();
 
     for (file, entries) in &current.manifests {
-        let touched = entries.iter().any(|e| rewritten.contains(e.path()) || removed_deletes.contains(e.path()));
+        let touched = entries
+            .iter()
+            .any(|e| rewritten.contains(e.path()) || removed_deletes.contains(e.path()));
         if !touched {
             manifests.push(file.clone());
             continue;
         }
         let location = manifest_location(metadata, metadata_files.len());
-        let mut writer = manifest_writer(io, metadata, &location, snapshot_id, file.partition_spec_id, file.content)?;
+        let mut writer = manifest_writer(
+            io,
+            metadata,
+            &location,
+            snapshot_id,
+            file.partition_spec_id,
+            file.content,
+        )?;
         for entry in entries {
             let data_file = entry.entry.data_file().clone();
             let sequence = entry.sequence();
@@ -235,11 +281,21 @@ async fn prepare(
 
     let mut outputs_by_spec: BTreeMap<i32, Vec<&DataFile>> = BTreeMap::new();
     for rewritten in groups {
-        outputs_by_spec.entry(rewritten.group.spec_id).or_default().extend(rewritten.outputs.iter());
+        outputs_by_spec
+            .entry(rewritten.group.spec_id)
+            .or_default()
+            .extend(rewritten.outputs.iter());
     }
     for (spec_id, outputs) in outputs_by_spec {
         let location = manifest_location(metadata, metadata_files.len());
-        let mut writer = manifest_writer(io, metadata, &location, snapshot_id, spec_id, ManifestContentType::Data)?;
+        let mut writer = manifest_writer(
+            io,
+            metadata,
+            &location,
+            snapshot_id,
+            spec_id,
+            ManifestContentType::Data,
+        )?;
         for output in outputs {
             let output = output.clone();
             delta.added.add(&output);
@@ -267,7 +323,10 @@ async fn prepare(
     metadata_files.push(list_location.clone());
 
     let mut totals = SummaryCounts::default();
-    for file in current.live().filter(|f| !rewritten.contains(f.path()) && !removed_deletes.contains(f.path())) {
+    for file in current
+        .live()
+        .filter(|f| !rewritten.contains(f.path()) && !removed_deletes.contains(f.path()))
+    {
         totals.add(file.entry.data_file());
     }
     for output in groups.iter().flat_map(|g| g.outputs.iter()) {
@@ -279,11 +338,22 @@ async fn prepare(
         .with_sequence_number(sequence_number)
         .with_timestamp_ms(chrono::Utc::now().timestamp_millis())
         .with_manifest_list(list_location)
-        .with_summary(Summary { operation: Operation::Replace, additional_properties: delta.render(&totals, groups) })
+        .with_summary(Summary {
+            operation: Operation::Replace,
+            additional_properties: delta.render(&totals, groups),
+        })
         .with_schema_id(metadata.current_schema_id())
         .build();
-    let main_ref = SnapshotReference { snapshot_id, retention: main_retention(base) };
-    Ok(Prepared { snapshot, main_ref, metadata_files, counts })
+    let main_ref = SnapshotReference {
+        snapshot_id,
+        retention: main_retention(base),
+    };
+    Ok(Prepared {
+        snapshot,
+        main_ref,
+        metadata_files,
+        counts,
+    })
 }
 
 /// The delete files that existed at the start and apply to no live data file once `rewritten` is gone.
@@ -295,8 +365,14 @@ fn dangling_deletes(
 ) -> HashSet<String> {
     let mut data_by_scope: HashMap<Scope, Vec<&Live>> = HashMap::new();
     let mut all_data = Vec::new();
-    for file in current.live().filter(|f| f.content() == DataContentType::Data && !rewritten.contains(f.path())) {
-        data_by_scope.entry(scope_of(metadata, file)).or_default().push(file);
+    for file in current
+        .live()
+        .filter(|f| f.content() == DataContentType::Data && !rewritten.contains(f.path()))
+    {
+        data_by_scope
+            .entry(scope_of(metadata, file))
+            .or_default()
+            .push(file);
         all_data.push(file);
     }
     current
@@ -314,7 +390,11 @@ fn dangling_deletes(
 }
 
 fn manifest_location(metadata: &TableMetadata, index: usize) -> String {
-    format!("{}/metadata/{}-m{index}.avro", metadata.location().trim_end_matches('/'), uuid::Uuid::now_v7())
+    format!(
+        "{}/metadata/{}-m{index}.avro",
+        metadata.location().trim_end_matches('/'),
+        uuid::Uuid::now_v7()
+    )
 }
 
 fn manifest_writer(
@@ -409,8 +489,10 @@ struct SummaryDelta {
 
 impl SummaryDelta {
     fn render(&self, totals: &SummaryCounts, groups: &[Rewritten]) -> HashMap<String, String> {
-        let partitions: HashSet<(i32, &iceberg::spec::Struct)> =
-            groups.iter().map(|g| (g.group.spec_id, &g.group.partition)).collect();
+        let partitions: HashSet<(i32, &iceberg::spec::Struct)> = groups
+            .iter()
+            .map(|g| (g.group.spec_id, &g.group.partition))
+            .collect();
         let (a, r, t) = (&self.added, &self.removed, totals);
         [
             ("added-data-files", a.data_files),

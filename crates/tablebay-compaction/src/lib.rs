@@ -56,7 +56,10 @@ pub struct CompactionSettings {
 impl Default for CompactionSettings {
     /// S3 Tables' defaults: 512 MB, `auto`.
     fn default() -> Self {
-        Self { target_file_size_bytes: 512 * 1024 * 1024, strategy: Strategy::Auto }
+        Self {
+            target_file_size_bytes: 512 * 1024 * 1024,
+            strategy: Strategy::Auto,
+        }
     }
 }
 
@@ -134,7 +137,9 @@ pub async fn compact_table(
     settings: &CompactionSettings,
 ) -> Result<CompactionReport, CompactionError> {
     if settings.target_file_size_bytes == 0 {
-        return Err(CompactionError::Invalid("the target file size must be positive".into()));
+        return Err(CompactionError::Invalid(
+            "the target file size must be positive".into(),
+        ));
     }
     let io = storage::file_io(catalog);
     let start = catalog.load_iceberg_table(table).await?;
@@ -145,9 +150,12 @@ pub async fn compact_table(
     let mut rewritten = Vec::with_capacity(plan.groups.len());
     for group in &plan.groups {
         match rewrite::rewrite(&io, &plan, group, settings).await {
-            Ok(outputs) => rewritten.push(commit::Rewritten { group: group.clone(), outputs }),
+            Ok(outputs) => rewritten.push(commit::Rewritten {
+                group: group.clone(),
+                outputs,
+            }),
             Err(e) => {
-                tracing::warn!(table = %start.table.id, error = %e, "compaction gave up a file group it could not rewrite");eprintln!("DEBUG {e:?}");
+                tracing::warn!(table = %start.table.id, error = %e, "compaction gave up a file group it could not rewrite");
                 report.groups_skipped += 1;
             }
         }

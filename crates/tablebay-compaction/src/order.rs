@@ -26,7 +26,11 @@ struct Key {
 }
 
 /// The ordering a strategy asks for on this table, or `None` for bin-packing.
-pub(crate) fn ordering(metadata: &TableMetadata, schema: &SchemaRef, strategy: Strategy) -> Option<Ordering> {
+pub(crate) fn ordering(
+    metadata: &TableMetadata,
+    schema: &SchemaRef,
+    strategy: Strategy,
+) -> Option<Ordering> {
     let z_order = match strategy {
         Strategy::Binpack => return None,
         Strategy::Auto | Strategy::Sort => false,
@@ -40,12 +44,20 @@ pub(crate) fn ordering(metadata: &TableMetadata, schema: &SchemaRef, strategy: S
     let mut keys = Vec::with_capacity(order.fields.len());
     for field in &order.fields {
         let Some(column) = top_level.iter().position(|f| f.id == field.source_id) else {
-            tracing::info!(source_id = field.source_id, "sort column is not top-level: bin-packing instead");
+            tracing::info!(
+                source_id = field.source_id,
+                "sort column is not top-level: bin-packing instead"
+            );
             return None;
         };
-        let primitive = top_level.get(column).is_some_and(|f| matches!(*f.field_type, Type::Primitive(_)));
+        let primitive = top_level
+            .get(column)
+            .is_some_and(|f| matches!(*f.field_type, Type::Primitive(_)));
         if field.transform != Transform::Identity || !primitive {
-            tracing::info!(source_id = field.source_id, "sort field is not an identity of a primitive: bin-packing instead");
+            tracing::info!(
+                source_id = field.source_id,
+                "sort field is not an identity of a primitive: bin-packing instead"
+            );
             return None;
         }
         let options = SortOptions {
@@ -59,10 +71,18 @@ pub(crate) fn ordering(metadata: &TableMetadata, schema: &SchemaRef, strategy: S
 
 impl Ordering {
     /// Concatenates a buffer and returns its rows in order (or as they were, when ordering fails).
-    pub(crate) fn apply(&self, schema: &ArrowSchemaRef, batches: &[RecordBatch]) -> Result<RecordBatch, CompactionError> {
+    pub(crate) fn apply(
+        &self,
+        schema: &ArrowSchemaRef,
+        batches: &[RecordBatch],
+    ) -> Result<RecordBatch, CompactionError> {
         let all = arrow_select::concat::concat_batches(schema, batches)
             .map_err(|e| CompactionError::Internal(format!("concatenating batches: {e}")))?;
-        let indices = if self.z_order { self.z_indices(&all).or_else(|| self.sort_indices(&all)) } else { self.sort_indices(&all) };
+        let indices = if self.z_order {
+            self.z_indices(&all).or_else(|| self.sort_indices(&all))
+        } else {
+            self.sort_indices(&all)
+        };
         let Some(indices) = indices else {
             return Ok(all);
         };
@@ -76,7 +96,10 @@ impl Ordering {
             .iter()
             .map(|k| {
                 let values = batch.columns().get(k.column)?.clone();
-                Some(SortColumn { values, options: Some(k.options) })
+                Some(SortColumn {
+                    values,
+                    options: Some(k.options),
+                })
             })
             .collect();
         match lexsort_to_indices(&columns?, None) {
@@ -113,7 +136,11 @@ impl Ordering {
                 for bit in (0..bits).rev() {
                     for rank in &ranks {
                         let value = u64::from(rank.get(row).copied().unwrap_or(0));
-                        let scaled = if width >= bits { value >> (width - bits) } else { value << (bits - width) };
+                        let scaled = if width >= bits {
+                            value >> (width - bits)
+                        } else {
+                            value << (bits - width)
+                        };
                         z = (z << 1) | ((scaled >> bit) & 1);
                     }
                 }
@@ -121,7 +148,9 @@ impl Ordering {
             })
             .collect();
         keyed.sort_unstable();
-        Some(UInt32Array::from_iter_values(keyed.into_iter().map(|(_, row)| row)))
+        Some(UInt32Array::from_iter_values(
+            keyed.into_iter().map(|(_, row)| row),
+        ))
     }
 }
 
@@ -132,19 +161,37 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema};
 
     fn batch(xs: Vec<i64>, ys: Vec<i64>) -> RecordBatch {
-        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false), Field::new("y", DataType::Int64, false)]));
-        RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(xs)), Arc::new(Int64Array::from(ys))]).unwrap()
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("x", DataType::Int64, false),
+            Field::new("y", DataType::Int64, false),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(xs)),
+                Arc::new(Int64Array::from(ys)),
+            ],
+        )
+        .unwrap()
     }
 
     fn keys() -> Vec<Key> {
-        let options = SortOptions { descending: false, nulls_first: true };
+        let options = SortOptions {
+            descending: false,
+            nulls_first: true,
+        };
         vec![Key { column: 0, options }, Key { column: 1, options }]
     }
 
     #[test]
     fn sort_orders_lexicographically() {
         let b = batch(vec![3, 1, 2, 1], vec![0, 9, 5, 2]);
-        let out = Ordering { z_order: false, keys: keys() }.apply(&b.schema(), &[b]).unwrap();
+        let out = Ordering {
+            z_order: false,
+            keys: keys(),
+        }
+        .apply(&b.schema(), &[b])
+        .unwrap();
         let x = out.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
         let y = out.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
         assert_eq!(x.values(), &[1, 1, 2, 3]);
@@ -161,14 +208,27 @@ mod tests {
             ys.push(i / 4);
         }
         let b = batch(xs.clone(), ys.clone());
-        let out = Ordering { z_order: true, keys: keys() }.apply(&b.schema(), &[b]).unwrap();
+        let out = Ordering {
+            z_order: true,
+            keys: keys(),
+        }
+        .apply(&b.schema(), &[b])
+        .unwrap();
         let x = out.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
         let y = out.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
-        let mut pairs: Vec<(i64, i64)> = x.values().iter().copied().zip(y.values().iter().copied()).collect();
+        let mut pairs: Vec<(i64, i64)> = x
+            .values()
+            .iter()
+            .copied()
+            .zip(y.values().iter().copied())
+            .collect();
         for quadrant in pairs.chunks(4) {
             let qx: Vec<i64> = quadrant.iter().map(|p| p.0 / 2).collect();
             let qy: Vec<i64> = quadrant.iter().map(|p| p.1 / 2).collect();
-            assert!(qx.iter().all(|v| *v == qx[0]) && qy.iter().all(|v| *v == qy[0]), "{quadrant:?}");
+            assert!(
+                qx.iter().all(|v| *v == qx[0]) && qy.iter().all(|v| *v == qy[0]),
+                "{quadrant:?}"
+            );
         }
         pairs.sort();
         let mut expected: Vec<(i64, i64)> = xs.into_iter().zip(ys).collect();

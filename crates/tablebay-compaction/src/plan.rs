@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use iceberg::io::FileIO;
 use iceberg::spec::{
-    DataContentType, DataFileFormat, FormatVersion, ManifestEntry, ManifestFile, ManifestList, Struct, TableMetadata,
+    DataContentType, DataFileFormat, FormatVersion, ManifestEntry, ManifestFile, ManifestList,
+    Struct, TableMetadata,
 };
 use tablebay_catalog::IcebergTable;
 
@@ -60,7 +61,9 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     pub fn live(&self) -> impl Iterator<Item = &Live> {
-        self.manifests.iter().flat_map(|(_, entries)| entries.iter())
+        self.manifests
+            .iter()
+            .flat_map(|(_, entries)| entries.iter())
     }
 }
 
@@ -74,7 +77,9 @@ pub(crate) async fn read_snapshot(
         .snapshot_by_id(snapshot_id)
         .ok_or_else(|| CompactionError::Conflict(format!("snapshot {snapshot_id} is gone")))?;
     if snapshot.encryption_key_id().is_some() {
-        return Err(CompactionError::Invalid("tables with encrypted manifest lists are not compacted".into()));
+        return Err(CompactionError::Invalid(
+            "tables with encrypted manifest lists are not compacted".into(),
+        ));
     }
     let bytes = io.new_input(snapshot.manifest_list())?.read().await?;
     let list = ManifestList::parse_with_version(&bytes, metadata.format_version())?;
@@ -85,7 +90,10 @@ pub(crate) async fn read_snapshot(
         let live = entries
             .into_iter()
             .filter(|e| e.is_alive())
-            .map(|entry| Live { entry, spec_id: file.partition_spec_id })
+            .map(|entry| Live {
+                entry,
+                spec_id: file.partition_spec_id,
+            })
             .collect();
         manifests.push((file, live));
     }
@@ -112,7 +120,11 @@ pub(crate) fn applies(delete: &Live, data: &Live) -> bool {
     match delete.content() {
         DataContentType::PositionDeletes => {
             delete.sequence() >= data.sequence()
-                && delete.entry.data_file().referenced_data_file().is_none_or(|path| path == data.path())
+                && delete
+                    .entry
+                    .data_file()
+                    .referenced_data_file()
+                    .is_none_or(|path| path == data.path())
         }
         DataContentType::EqualityDeletes => delete.sequence() > data.sequence(),
         DataContentType::Data => false,
@@ -127,17 +139,31 @@ pub(crate) struct DeleteIndex {
 impl DeleteIndex {
     pub fn new(metadata: &TableMetadata, snapshot: &Snapshot) -> Self {
         let mut by_scope: HashMap<Scope, Vec<Live>> = HashMap::new();
-        for file in snapshot.live().filter(|f| f.content() != DataContentType::Data) {
-            by_scope.entry(scope_of(metadata, file)).or_default().push(file.clone());
+        for file in snapshot
+            .live()
+            .filter(|f| f.content() != DataContentType::Data)
+        {
+            by_scope
+                .entry(scope_of(metadata, file))
+                .or_default()
+                .push(file.clone());
         }
         Self { by_scope }
     }
 
     /// The delete files that apply to a data file.
     pub fn for_data(&self, metadata: &TableMetadata, data: &Live) -> Vec<Live> {
-        let own = self.by_scope.get(&scope_of(metadata, data)).into_iter().flatten();
+        let own = self
+            .by_scope
+            .get(&scope_of(metadata, data))
+            .into_iter()
+            .flatten();
         let global = self.by_scope.get(&Scope::Global).into_iter().flatten();
-        let mut found: Vec<Live> = own.chain(global).filter(|d| applies(d, data)).cloned().collect();
+        let mut found: Vec<Live> = own
+            .chain(global)
+            .filter(|d| applies(d, data))
+            .cloned()
+            .collect();
         found.dedup_by(|a, b| a.path() == b.path());
         found
     }
@@ -157,7 +183,6 @@ pub(crate) struct Group {
     pub partition: Struct,
     pub inputs: Vec<Input>,
 }
-
 
 /// What a run rewrites, from which snapshot.
 pub(crate) struct Plan {
@@ -192,13 +217,19 @@ pub(crate) async fn plan(
     let deletes = DeleteIndex::new(metadata, &snapshot);
     let small = (settings.target_file_size_bytes as f64 * SMALL_FILE_RATIO) as u64;
     let mut by_partition: HashMap<(i32, Struct), Vec<Input>> = HashMap::new();
-    for data in snapshot.live().filter(|f| f.content() == DataContentType::Data) {
+    for data in snapshot
+        .live()
+        .filter(|f| f.content() == DataContentType::Data)
+    {
         if data.entry.file_format() != DataFileFormat::Parquet {
             continue;
         }
         let applying = deletes.for_data(metadata, data);
         // Deletes the reader cannot apply (deletion vectors, non-Parquet delete files) keep the file as it is.
-        if applying.iter().any(|d| d.entry.file_format() != DataFileFormat::Parquet) {
+        if applying
+            .iter()
+            .any(|d| d.entry.file_format() != DataFileFormat::Parquet)
+        {
             continue;
         }
         if data.entry.file_size_in_bytes() >= small && applying.is_empty() {
@@ -207,7 +238,10 @@ pub(crate) async fn plan(
         by_partition
             .entry((data.spec_id, data.partition().clone()))
             .or_default()
-            .push(Input { data: data.clone(), deletes: applying });
+            .push(Input {
+                data: data.clone(),
+                deletes: applying,
+            });
     }
     let mut groups = Vec::new();
     for ((spec_id, partition), inputs) in by_partition {
@@ -216,7 +250,11 @@ pub(crate) async fn plan(
             if inputs.len() == 1 && inputs.iter().all(|i| i.deletes.is_empty()) {
                 continue;
             }
-            groups.push(Group { spec_id, partition: partition.clone(), inputs });
+            groups.push(Group {
+                spec_id,
+                partition: partition.clone(),
+                inputs,
+            });
         }
     }
     if groups.is_empty() {
@@ -241,7 +279,11 @@ fn split(mut inputs: Vec<Input>) -> Vec<Vec<Input>> {
     let mut delete_paths: HashMap<String, u64> = HashMap::new();
     for input in inputs {
         let size = input.data.entry.file_size_in_bytes();
-        let own_deletes: u64 = input.deletes.iter().map(|d| d.entry.file_size_in_bytes()).sum();
+        let own_deletes: u64 = input
+            .deletes
+            .iter()
+            .map(|d| d.entry.file_size_in_bytes())
+            .sum();
         if own_deletes > MAX_GROUP_DELETE_BYTES {
             continue;
         }
@@ -253,7 +295,8 @@ fn split(mut inputs: Vec<Input>) -> Vec<Vec<Input>> {
             .sum();
         let delete_bytes: u64 = delete_paths.values().sum();
         if !current.is_empty()
-            && (bytes + size > MAX_GROUP_BYTES || delete_bytes + new_deletes > MAX_GROUP_DELETE_BYTES)
+            && (bytes + size > MAX_GROUP_BYTES
+                || delete_bytes + new_deletes > MAX_GROUP_DELETE_BYTES)
         {
             groups.push(std::mem::take(&mut current));
             bytes = 0;

@@ -6,14 +6,16 @@
 
 use arrow_array::RecordBatch;
 use futures::{StreamExt, TryStreamExt};
+use iceberg::Runtime;
 use iceberg::arrow::ArrowReaderBuilder;
 use iceberg::io::FileIO;
-use iceberg::Runtime;
 use iceberg::scan::{FileScanTask, FileScanTaskDeleteFile};
 use iceberg::spec::{DataFile, DataFileFormat, PartitionKey, SchemaRef};
 use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
 use iceberg::writer::file_writer::ParquetWriterBuilder;
-use iceberg::writer::file_writer::location_generator::{DefaultFileNameGenerator, DefaultLocationGenerator};
+use iceberg::writer::file_writer::location_generator::{
+    DefaultFileNameGenerator, DefaultLocationGenerator,
+};
 use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
 use iceberg::writer::{IcebergWriter, IcebergWriterBuilder};
 use parquet::basic::{Compression, ZstdLevel};
@@ -65,7 +67,9 @@ async fn rewrite_into(
     let schema = metadata.current_schema().clone();
     let spec = metadata
         .partition_spec_by_id(group.spec_id)
-        .ok_or_else(|| CompactionError::Internal(format!("partition spec {} is missing", group.spec_id)))?
+        .ok_or_else(|| {
+            CompactionError::Internal(format!("partition spec {} is missing", group.spec_id))
+        })?
         .clone();
     let field_ids: Vec<i32> = schema.as_struct().fields().iter().map(|f| f.id).collect();
     let tasks: Vec<iceberg::Result<FileScanTask>> = group
@@ -108,8 +112,13 @@ async fn rewrite_into(
         .build();
     let mut batches = reader.read(futures::stream::iter(tasks).boxed())?.stream();
 
-    let partition_key = (!spec.is_unpartitioned())
-        .then(|| PartitionKey::new(spec.as_ref().clone(), schema.clone(), group.partition.clone()));
+    let partition_key = (!spec.is_unpartitioned()).then(|| {
+        PartitionKey::new(
+            spec.as_ref().clone(),
+            schema.clone(),
+            group.partition.clone(),
+        )
+    });
     let writer = OutputWriter::new(io, metadata, schema.clone(), partition_key, settings)?;
     let order = ordering(metadata, &schema, settings.strategy);
     match order {
@@ -127,7 +136,8 @@ async fn rewrite_into(
                 buffered += batch.get_array_memory_size();
                 buffer.push(batch);
                 if buffered >= SORT_BUFFER_BYTES {
-                    written.extend(write_ordered(&writer, &order, std::mem::take(&mut buffer)).await?);
+                    written
+                        .extend(write_ordered(&writer, &order, std::mem::take(&mut buffer)).await?);
                     buffered = 0;
                 }
             }
@@ -163,7 +173,11 @@ type Writer = iceberg::writer::base_writer::data_file_writer::DataFileWriter<
 
 /// Opens data file writers of the group's partition that roll over at the target size.
 struct OutputWriter {
-    builder: DataFileWriterBuilder<ParquetWriterBuilder, DefaultLocationGenerator, DefaultFileNameGenerator>,
+    builder: DataFileWriterBuilder<
+        ParquetWriterBuilder,
+        DefaultLocationGenerator,
+        DefaultFileNameGenerator,
+    >,
     partition_key: Option<PartitionKey>,
 }
 
@@ -177,7 +191,9 @@ impl OutputWriter {
     ) -> Result<Self, CompactionError> {
         // Java's default codec; zstd level 1 keeps compaction CPU-cheap.
         let properties = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| CompactionError::Internal(e.to_string()))?))
+            .set_compression(Compression::ZSTD(
+                ZstdLevel::try_new(1).map_err(|e| CompactionError::Internal(e.to_string()))?,
+            ))
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .build();
         let parquet = ParquetWriterBuilder::new(properties, schema);
@@ -187,15 +203,29 @@ impl OutputWriter {
             DataFileFormat::Parquet,
         );
         let target = usize::try_from(settings.target_file_size_bytes).unwrap_or(usize::MAX);
-        let rolling = RollingFileWriterBuilder::new(parquet, target, io.clone(), DefaultLocationGenerator::new(metadata)?, names);
-        Ok(Self { builder: DataFileWriterBuilder::new(rolling), partition_key })
+        let rolling = RollingFileWriterBuilder::new(
+            parquet,
+            target,
+            io.clone(),
+            DefaultLocationGenerator::new(metadata)?,
+            names,
+        );
+        Ok(Self {
+            builder: DataFileWriterBuilder::new(rolling),
+            partition_key,
+        })
     }
 
     async fn open(&self) -> Result<OpenWriter, CompactionError> {
-        Ok(OpenWriter(self.builder.build(self.partition_key.clone()).await?))
+        Ok(OpenWriter(
+            self.builder.build(self.partition_key.clone()).await?,
+        ))
     }
 
-    fn arrow_schema(&self, buffer: &[RecordBatch]) -> Result<arrow_schema::SchemaRef, CompactionError> {
+    fn arrow_schema(
+        &self,
+        buffer: &[RecordBatch],
+    ) -> Result<arrow_schema::SchemaRef, CompactionError> {
         buffer
             .first()
             .map(|b| b.schema())

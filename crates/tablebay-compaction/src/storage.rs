@@ -12,8 +12,8 @@ use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use iceberg::io::{
-    FileIO, FileIOBuilder, FileMetadata, FileRead, FileWrite, InputFile, OutputFile, Storage, StorageConfig,
-    StorageFactory,
+    FileIO, FileIOBuilder, FileMetadata, FileRead, FileWrite, InputFile, OutputFile, Storage,
+    StorageConfig, StorageFactory,
 };
 use iceberg::{Error, ErrorKind};
 use serde::{Deserialize, Serialize};
@@ -26,7 +26,10 @@ const WRITE_QUEUE: usize = 4;
 
 /// A [`FileIO`] over the catalog's object service.
 pub(crate) fn file_io(catalog: &Catalog) -> FileIO {
-    FileIOBuilder::new(Arc::new(ObjectStorageFactory { catalog: Some(catalog.clone()) })).build()
+    FileIOBuilder::new(Arc::new(ObjectStorageFactory {
+        catalog: Some(catalog.clone()),
+    }))
+    .build()
 }
 
 fn io_error(e: CatalogError) -> Error {
@@ -38,7 +41,10 @@ fn io_error(e: CatalogError) -> Error {
 }
 
 fn detached() -> Error {
-    Error::new(ErrorKind::Unexpected, "the object storage was deserialized without its catalog")
+    Error::new(
+        ErrorKind::Unexpected,
+        "the object storage was deserialized without its catalog",
+    )
 }
 
 /// Builds [`ObjectStorage`]; the catalog is not serializable, so a deserialized factory cannot build.
@@ -51,7 +57,9 @@ struct ObjectStorageFactory {
 #[typetag::serde]
 impl StorageFactory for ObjectStorageFactory {
     fn build(&self, _config: &StorageConfig) -> iceberg::Result<Arc<dyn Storage>> {
-        Ok(Arc::new(ObjectStorage { catalog: self.catalog.clone() }))
+        Ok(Arc::new(ObjectStorage {
+            catalog: self.catalog.clone(),
+        }))
     }
 }
 
@@ -72,46 +80,78 @@ impl ObjectStorage {
 #[typetag::serde]
 impl Storage for ObjectStorage {
     async fn exists(&self, path: &str) -> iceberg::Result<bool> {
-        Ok(self.catalog()?.table_file_size(path).await.map_err(io_error)?.is_some())
+        Ok(self
+            .catalog()?
+            .table_file_size(path)
+            .await
+            .map_err(io_error)?
+            .is_some())
     }
 
     async fn metadata(&self, path: &str) -> iceberg::Result<FileMetadata> {
-        let size = self.catalog()?.table_file_size(path).await.map_err(io_error)?;
-        let size = size.ok_or_else(|| Error::new(ErrorKind::DataInvalid, format!("File not found: {path}")))?;
+        let size = self
+            .catalog()?
+            .table_file_size(path)
+            .await
+            .map_err(io_error)?;
+        let size = size
+            .ok_or_else(|| Error::new(ErrorKind::DataInvalid, format!("File not found: {path}")))?;
         Ok(FileMetadata { size })
     }
 
     async fn read(&self, path: &str) -> iceberg::Result<Bytes> {
         let catalog = self.catalog()?;
         let size = catalog.table_file_size(path).await.map_err(io_error)?;
-        let size = size.ok_or_else(|| Error::new(ErrorKind::DataInvalid, format!("File not found: {path}")))?;
+        let size = size
+            .ok_or_else(|| Error::new(ErrorKind::DataInvalid, format!("File not found: {path}")))?;
         if size > MAX_TABLE_FILE_RANGE {
-            return Err(Error::new(ErrorKind::DataInvalid, format!("{path} is too large to read whole ({size} bytes)")));
+            return Err(Error::new(
+                ErrorKind::DataInvalid,
+                format!("{path} is too large to read whole ({size} bytes)"),
+            ));
         }
-        catalog.read_table_file_range(path, 0..size).await.map_err(io_error)
+        catalog
+            .read_table_file_range(path, 0..size)
+            .await
+            .map_err(io_error)
     }
 
     async fn reader(&self, path: &str) -> iceberg::Result<Box<dyn FileRead>> {
-        Ok(Box::new(ObjectRead { catalog: self.catalog()?.clone(), path: path.to_string() }))
+        Ok(Box::new(ObjectRead {
+            catalog: self.catalog()?.clone(),
+            path: path.to_string(),
+        }))
     }
 
     async fn write(&self, path: &str, bs: Bytes) -> iceberg::Result<()> {
         let body = futures::stream::once(async move { Ok::<_, BodyError>(bs) }).boxed();
-        self.catalog()?.write_table_file(path, body).await.map_err(io_error)?;
+        self.catalog()?
+            .write_table_file(path, body)
+            .await
+            .map_err(io_error)?;
         Ok(())
     }
 
     async fn writer(&self, path: &str) -> iceberg::Result<Box<dyn FileWrite>> {
-        Ok(Box::new(ObjectWrite::start(self.catalog()?.clone(), path.to_string())))
+        Ok(Box::new(ObjectWrite::start(
+            self.catalog()?.clone(),
+            path.to_string(),
+        )))
     }
 
     async fn delete(&self, path: &str) -> iceberg::Result<()> {
-        self.catalog()?.delete_table_file(path).await.map_err(io_error)
+        self.catalog()?
+            .delete_table_file(path)
+            .await
+            .map_err(io_error)
     }
 
     async fn delete_prefix(&self, path: &str) -> iceberg::Result<()> {
         // Compaction deletes single files it wrote; whole prefixes are unreferenced-file removal's job.
-        Err(Error::new(ErrorKind::FeatureUnsupported, format!("delete_prefix({path}) is not supported here")))
+        Err(Error::new(
+            ErrorKind::FeatureUnsupported,
+            format!("delete_prefix({path}) is not supported here"),
+        ))
     }
 
     async fn delete_stream(&self, mut paths: BoxStream<'static, String>) -> iceberg::Result<()> {
@@ -139,7 +179,10 @@ struct ObjectRead {
 #[async_trait]
 impl FileRead for ObjectRead {
     async fn read(&self, range: Range<u64>) -> iceberg::Result<Bytes> {
-        self.catalog.read_table_file_range(&self.path, range).await.map_err(io_error)
+        self.catalog
+            .read_table_file_range(&self.path, range)
+            .await
+            .map_err(io_error)
     }
 }
 
@@ -158,33 +201,46 @@ impl ObjectWrite {
         let (sender, receiver) = mpsc::channel::<Bytes>(WRITE_QUEUE);
         let closed = Arc::new(AtomicBool::new(false));
         let finished = closed.clone();
-        let body = futures::stream::unfold((receiver, finished, false), |(mut receiver, finished, done)| async move {
-            if done {
-                return None;
-            }
-            match receiver.recv().await {
-                Some(chunk) => Some((Ok(chunk), (receiver, finished, false))),
-                None if finished.load(Ordering::Acquire) => None,
-                None => {
-                    let error: BodyError = "the writer was dropped before it was closed".into();
-                    Some((Err(error), (receiver, finished, true)))
+        let body = futures::stream::unfold(
+            (receiver, finished, false),
+            |(mut receiver, finished, done)| async move {
+                if done {
+                    return None;
                 }
-            }
-        })
+                match receiver.recv().await {
+                    Some(chunk) => Some((Ok(chunk), (receiver, finished, false))),
+                    None if finished.load(Ordering::Acquire) => None,
+                    None => {
+                        let error: BodyError = "the writer was dropped before it was closed".into();
+                        Some((Err(error), (receiver, finished, true)))
+                    }
+                }
+            },
+        )
         .boxed();
         let target = path.clone();
         let upload = tokio::spawn(async move { catalog.write_table_file(&target, body).await });
-        Self { path, sender: Some(sender), closed, upload: Some(upload) }
+        Self {
+            path,
+            sender: Some(sender),
+            closed,
+            upload: Some(upload),
+        }
     }
 
     async fn upload_result(&mut self) -> iceberg::Result<u64> {
-        let upload = self
-            .upload
-            .take()
-            .ok_or_else(|| Error::new(ErrorKind::Unexpected, format!("{} was already closed", self.path)))?;
+        let upload = self.upload.take().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unexpected,
+                format!("{} was already closed", self.path),
+            )
+        })?;
         match upload.await {
             Ok(result) => result.map_err(io_error),
-            Err(e) => Err(Error::new(ErrorKind::Unexpected, format!("the upload of {} failed: {e}", self.path))),
+            Err(e) => Err(Error::new(
+                ErrorKind::Unexpected,
+                format!("the upload of {} failed: {e}", self.path),
+            )),
         }
     }
 }
@@ -200,7 +256,10 @@ impl FileWrite for ObjectWrite {
             // The upload ended early: report why.
             self.sender = None;
             self.upload_result().await?;
-            return Err(Error::new(ErrorKind::Unexpected, format!("the upload of {} ended early", self.path)));
+            return Err(Error::new(
+                ErrorKind::Unexpected,
+                format!("the upload of {} ended early", self.path),
+            ));
         }
         Ok(())
     }

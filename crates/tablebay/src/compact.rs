@@ -42,12 +42,23 @@ enum StrategyArg {
 pub async fn run(args: CompactArgs) -> anyhow::Result<()> {
     let config = Config::load(args.stores)?;
     crate::serve::init_logging(&config);
-    let meta = MetaStore::connect(&config.meta_url).await.context("opening the metadata store")?;
+    let meta = MetaStore::connect(&config.meta_url)
+        .await
+        .context("opening the metadata store")?;
     let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
-    let catalog = Catalog::new(meta, blobs, CatalogConfig { region: config.region.clone(), flavor: config.arn_flavor });
+    let catalog = Catalog::new(
+        meta,
+        blobs,
+        CatalogConfig {
+            region: config.region.clone(),
+            flavor: config.arn_flavor,
+        },
+    );
     let arn = TableArn::parse(&args.table_arn).map_err(|e| anyhow::anyhow!("{e}"))?;
     let settings = CompactionSettings {
-        target_file_size_bytes: args.target_file_size_bytes.unwrap_or(args.target_file_size_mb.saturating_mul(1024 * 1024)),
+        target_file_size_bytes: args
+            .target_file_size_bytes
+            .unwrap_or(args.target_file_size_mb.saturating_mul(1024 * 1024)),
         strategy: match args.strategy {
             StrategyArg::Auto => Strategy::Auto,
             StrategyArg::Binpack => Strategy::Binpack,

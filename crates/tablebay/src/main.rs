@@ -29,11 +29,15 @@ fn main() -> anyhow::Result<()> {
         Command::Serve(args) => {
             let config = config::Config::load(args)?;
             serve::init_logging(&config);
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
             runtime.block_on(serve::run(config))
         }
         Command::Compact(args) => {
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
             runtime.block_on(compact::run(args))
         }
     }

@@ -18,19 +18,27 @@ use http::{Method, StatusCode};
 use iceberg::arrow::schema_to_arrow_schema;
 use iceberg::io::{FileIO, MemoryStorageFactory};
 use iceberg::spec::{
-    DataContentType, DataFile, DataFileFormat, FormatVersion, Literal, ManifestList, ManifestListWriter, ManifestStatus, ManifestWriterBuilder,
-    NestedField, Operation, PartitionKey, PrimitiveType, Schema, Snapshot, SnapshotReference, SnapshotRetention,
-    Struct, Summary, Transform, Type, UnboundPartitionSpec,
+    DataContentType, DataFile, DataFileFormat, FormatVersion, Literal, ManifestList,
+    ManifestListWriter, ManifestStatus, ManifestWriterBuilder, NestedField, Operation,
+    PartitionKey, PrimitiveType, Schema, Snapshot, SnapshotReference, SnapshotRetention, Struct,
+    Summary, Transform, Type, UnboundPartitionSpec,
 };
 use iceberg::table::Table;
 use iceberg::transaction::{ApplyTransactionAction, Transaction};
 use iceberg::writer::base_writer::data_file_writer::DataFileWriterBuilder;
-use iceberg::writer::base_writer::equality_delete_writer::{EqualityDeleteFileWriterBuilder, EqualityDeleteWriterConfig};
+use iceberg::writer::base_writer::equality_delete_writer::{
+    EqualityDeleteFileWriterBuilder, EqualityDeleteWriterConfig,
+};
 use iceberg::writer::file_writer::ParquetWriterBuilder;
-use iceberg::writer::file_writer::location_generator::{DefaultFileNameGenerator, DefaultLocationGenerator};
+use iceberg::writer::file_writer::location_generator::{
+    DefaultFileNameGenerator, DefaultLocationGenerator,
+};
 use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
 use iceberg::writer::{IcebergWriter, IcebergWriterBuilder};
-use iceberg::{Catalog as _, CatalogBuilder, NamespaceIdent, TableCreation, TableIdent, TableRequirement, TableUpdate};
+use iceberg::{
+    Catalog as _, CatalogBuilder, NamespaceIdent, TableCreation, TableIdent, TableRequirement,
+    TableUpdate,
+};
 use iceberg_catalog_rest::{RestCatalog, RestCatalogBuilder};
 use parquet::file::properties::WriterProperties;
 use serde_json::{Value, json};
@@ -55,9 +63,14 @@ struct Fixture {
 
 async fn fixture(bucket: &str) -> Fixture {
     let server = TestServer::start();
-    let response = server.call(Method::PUT, "/buckets", json!({ "name": bucket })).await;
+    let response = server
+        .call(Method::PUT, "/buckets", json!({ "name": bucket }))
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
-    let warehouse = response.json::<Value>().await.unwrap()["arn"].as_str().unwrap().to_string();
+    let warehouse = response.json::<Value>().await.unwrap()["arn"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let uri = format!("{}/iceberg", server.tables_url);
     let rest = RestCatalogBuilder::default()
         .with_storage_factory(Arc::new(MemoryStorageFactory))
@@ -67,7 +80,10 @@ async fn fixture(bucket: &str) -> Fixture {
                 ("uri".to_string(), uri.clone()),
                 ("warehouse".to_string(), warehouse.clone()),
                 ("credential".to_string(), format!("{ACCESS_KEY}:{SECRET}")),
-                ("oauth2-server-uri".to_string(), format!("{uri}/v1/oauth/tokens")),
+                (
+                    "oauth2-server-uri".to_string(),
+                    format!("{uri}/v1/oauth/tokens"),
+                ),
             ]),
         )
         .await
@@ -83,20 +99,54 @@ async fn fixture(bucket: &str) -> Fixture {
         ])
         .build()
         .unwrap();
-    let spec = UnboundPartitionSpec::builder().add_partition_field(3, "part", Transform::Identity).unwrap().build();
-    let creation = TableCreation::builder().name("events".to_string()).schema(schema).partition_spec(spec).build();
+    let spec = UnboundPartitionSpec::builder()
+        .add_partition_field(3, "part", Transform::Identity)
+        .unwrap()
+        .build();
+    let creation = TableCreation::builder()
+        .name("events".to_string())
+        .schema(schema)
+        .partition_spec(spec)
+        .build();
     rest.create_table(&ns, creation).await.unwrap();
     let ident = TableIdent::new(ns, "events".to_string());
 
     let data = server.data_dir();
-    let meta = MetaStore::connect(&format!("sqlite://{}?mode=rwc", data.join("meta.db").display())).await.unwrap();
+    let meta = MetaStore::connect(&format!(
+        "sqlite://{}?mode=rwc",
+        data.join("meta.db").display()
+    ))
+    .await
+    .unwrap();
     let blobs = BlobStore::open(&BlobUrl::Local(data.join("blobs"))).unwrap();
-    let catalog = Catalog::new(meta, blobs, CatalogConfig { region: REGION.to_string(), flavor: tablebay_catalog::ArnFlavor::Aws });
+    let catalog = Catalog::new(
+        meta,
+        blobs,
+        CatalogConfig {
+            region: REGION.to_string(),
+            flavor: tablebay_catalog::ArnFlavor::Aws,
+        },
+    );
     let io = table_file_io(&catalog);
-    let location = rest.load_table(&ident).await.unwrap().metadata().location().to_string();
-    let table_id = location.trim_start_matches("s3://").trim_end_matches("--table-s3");
+    let location = rest
+        .load_table(&ident)
+        .await
+        .unwrap()
+        .metadata()
+        .location()
+        .to_string();
+    let table_id = location
+        .trim_start_matches("s3://")
+        .trim_end_matches("--table-s3");
     let arn = TableArn::parse(&format!("{}/table/{table_id}", warehouse)).unwrap();
-    Fixture { server, rest, catalog, io, ident, arn }
+    Fixture {
+        server,
+        rest,
+        catalog,
+        io,
+        ident,
+        arn,
+    }
 }
 
 impl Fixture {
@@ -136,12 +186,25 @@ impl Fixture {
         .unwrap()
     }
 
-    fn rolling(&self, table: &Table, prefix: &str, schema: iceberg::spec::SchemaRef) -> RollingFileWriterBuilder<ParquetWriterBuilder, DefaultLocationGenerator, DefaultFileNameGenerator> {
+    fn rolling(
+        &self,
+        table: &Table,
+        prefix: &str,
+        schema: iceberg::spec::SchemaRef,
+    ) -> RollingFileWriterBuilder<
+        ParquetWriterBuilder,
+        DefaultLocationGenerator,
+        DefaultFileNameGenerator,
+    > {
         RollingFileWriterBuilder::new_with_default_file_size(
             ParquetWriterBuilder::new(WriterProperties::default(), schema),
             self.io.clone(),
             DefaultLocationGenerator::new(table.metadata()).unwrap(),
-            DefaultFileNameGenerator::new(format!("{prefix}-{}", uuid::Uuid::now_v7()), None, DataFileFormat::Parquet),
+            DefaultFileNameGenerator::new(
+                format!("{prefix}-{}", uuid::Uuid::now_v7()),
+                None,
+                DataFileFormat::Parquet,
+            ),
         )
     }
 
@@ -154,10 +217,14 @@ impl Fixture {
             for part in 0..PARTITIONS {
                 let start = first_id + i64::from(part) * ROWS_PER_FILE;
                 let ids: Vec<i64> = (start..start + ROWS_PER_FILE).collect();
-                let mut writer = DataFileWriterBuilder::new(self.rolling(&table, "data", table.metadata().current_schema().clone()))
-                    .build(Some(self.partition_key(&table, part)))
-                    .await
-                    .unwrap();
+                let mut writer = DataFileWriterBuilder::new(self.rolling(
+                    &table,
+                    "data",
+                    table.metadata().current_schema().clone(),
+                ))
+                .build(Some(self.partition_key(&table, part)))
+                .await
+                .unwrap();
                 writer.write(self.batch(&table, &ids, part)).await.unwrap();
                 files.extend(writer.close().await.unwrap());
             }
@@ -172,12 +239,24 @@ impl Fixture {
     }
 
     /// Writes a position delete file of partition `part` deleting `positions` of `data_file`.
-    async fn position_delete(&self, table: &Table, part: i32, data_file: &str, positions: &[i64]) -> DataFile {
+    async fn position_delete(
+        &self,
+        table: &Table,
+        part: i32,
+        data_file: &str,
+        positions: &[i64],
+    ) -> DataFile {
         let schema = Arc::new(
             Schema::builder()
                 .with_fields(vec![
-                    NestedField::required(2147483546, "file_path", Type::Primitive(PrimitiveType::String)).into(),
-                    NestedField::required(2147483545, "pos", Type::Primitive(PrimitiveType::Long)).into(),
+                    NestedField::required(
+                        2147483546,
+                        "file_path",
+                        Type::Primitive(PrimitiveType::String),
+                    )
+                    .into(),
+                    NestedField::required(2147483545, "pos", Type::Primitive(PrimitiveType::Long))
+                        .into(),
                 ])
                 .build()
                 .unwrap(),
@@ -186,18 +265,22 @@ impl Fixture {
         let batch = RecordBatch::try_new(
             arrow,
             vec![
-                Arc::new(StringArray::from(vec![data_file.to_string(); positions.len()])),
+                Arc::new(StringArray::from(vec![
+                    data_file.to_string();
+                    positions.len()
+                ])),
                 Arc::new(Int64Array::from(positions.to_vec())),
             ],
         )
         .unwrap();
-        let key = Some(self.partition_key(table, part));
+        let key = self.partition_key(table, part);
+        let partition = key.data().clone();
         let mut writer = self.rolling(table, "pos-deletes", schema).build();
-        writer.write(&key, &batch).await.unwrap();
+        writer.write(&Some(key), &batch).await.unwrap();
         let mut builder = writer.close().await.unwrap().pop().unwrap();
         builder
             .content(DataContentType::PositionDeletes)
-            .partition(key.unwrap().data().clone())
+            .partition(partition)
             .partition_spec_id(table.metadata().default_partition_spec_id());
         builder.build().unwrap()
     }
@@ -208,14 +291,19 @@ impl Fixture {
         let config = EqualityDeleteWriterConfig::new(vec![1], schema.clone()).unwrap();
         let delete_schema = Arc::new(
             Schema::builder()
-                .with_fields(vec![NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)).into()])
+                .with_fields(vec![
+                    NestedField::required(1, "id", Type::Primitive(PrimitiveType::Long)).into(),
+                ])
                 .build()
                 .unwrap(),
         );
-        let mut writer = EqualityDeleteFileWriterBuilder::new(self.rolling(table, "eq-deletes", delete_schema), config)
-            .build(Some(self.partition_key(table, part)))
-            .await
-            .unwrap();
+        let mut writer = EqualityDeleteFileWriterBuilder::new(
+            self.rolling(table, "eq-deletes", delete_schema),
+            config,
+        )
+        .build(Some(self.partition_key(table, part)))
+        .await
+        .unwrap();
         writer.write(self.batch(table, ids, part)).await.unwrap();
         writer.close().await.unwrap().pop().unwrap()
     }
@@ -243,14 +331,24 @@ impl Fixture {
         }
         let manifest = writer.write_manifest_file().await.unwrap();
         let list = self.manifest_list(current.manifest_list()).await;
-        let list_path = format!("{base}/metadata/snap-{snapshot_id}-1-{}.avro", uuid::Uuid::now_v7());
+        let list_path = format!(
+            "{base}/metadata/snap-{snapshot_id}-1-{}.avro",
+            uuid::Uuid::now_v7()
+        );
         let mut list_writer = ManifestListWriter::v2(
-            self.io.new_output(&list_path).unwrap().writer().await.unwrap(),
+            self.io
+                .new_output(&list_path)
+                .unwrap()
+                .writer()
+                .await
+                .unwrap(),
             snapshot_id,
             Some(current.snapshot_id()),
             sequence,
         );
-        list_writer.add_manifests(std::iter::once(manifest).chain(list.entries().iter().cloned())).unwrap();
+        list_writer
+            .add_manifests(std::iter::once(manifest).chain(list.entries().iter().cloned()))
+            .unwrap();
         list_writer.close().await.unwrap();
         let snapshot = Snapshot::builder()
             .with_snapshot_id(snapshot_id)
@@ -260,7 +358,10 @@ impl Fixture {
             .with_manifest_list(list_path)
             .with_summary(Summary {
                 operation: Operation::Delete,
-                additional_properties: HashMap::from([("added-delete-files-records".to_string(), records.to_string())]),
+                additional_properties: HashMap::from([(
+                    "added-delete-files-records".to_string(),
+                    records.to_string(),
+                )]),
             })
             .with_schema_id(metadata.current_schema_id())
             .build();
@@ -273,12 +374,22 @@ impl Fixture {
                 TableUpdate::AddSnapshot { snapshot },
                 TableUpdate::SetSnapshotRef {
                     ref_name: "main".into(),
-                    reference: SnapshotReference::new(snapshot_id, SnapshotRetention::branch(None, None, None)),
+                    reference: SnapshotReference::new(
+                        snapshot_id,
+                        SnapshotRetention::branch(None, None, None),
+                    ),
                 },
             ],
         };
-        let row = self.catalog.table(&TableRef::Arn(self.arn.clone())).await.unwrap();
-        self.catalog.commit_table(&row, change, &AccountId::parse(ACCOUNT).unwrap()).await.unwrap();
+        let row = self
+            .catalog
+            .table(&TableRef::Arn(self.arn.clone()))
+            .await
+            .unwrap();
+        self.catalog
+            .commit_table(&row, change, &AccountId::parse(ACCOUNT).unwrap())
+            .await
+            .unwrap();
     }
 
     async fn manifest_list(&self, location: &str) -> ManifestList {
@@ -289,13 +400,34 @@ impl Fixture {
     /// Every row of the current snapshot, sorted, as iceberg-rust's scan returns it (delete files applied).
     async fn rows(&self) -> Vec<(i64, String, i32)> {
         let table = self.table().await;
-        let batches: Vec<RecordBatch> =
-            table.scan().select_all().build().unwrap().to_arrow().await.unwrap().try_collect().await.unwrap();
+        let batches: Vec<RecordBatch> = table
+            .scan()
+            .select_all()
+            .build()
+            .unwrap()
+            .to_arrow()
+            .await
+            .unwrap()
+            .try_collect()
+            .await
+            .unwrap();
         let mut rows = Vec::new();
         for batch in batches {
-            let ids = batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            let names = batch.column(1).as_any().downcast_ref::<StringArray>().unwrap();
-            let parts = batch.column(2).as_any().downcast_ref::<Int32Array>().unwrap();
+            let ids = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap();
+            let names = batch
+                .column(1)
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
+            let parts = batch
+                .column(2)
+                .as_any()
+                .downcast_ref::<Int32Array>()
+                .unwrap();
             for i in 0..batch.num_rows() {
                 rows.push((ids.value(i), names.value(i).to_string(), parts.value(i)));
             }
@@ -308,7 +440,9 @@ impl Fixture {
     async fn live_files(&self) -> (Vec<(DataFile, i64)>, Vec<DataFile>) {
         let table = self.table().await;
         let metadata = table.metadata();
-        let list = self.manifest_list(metadata.current_snapshot().unwrap().manifest_list()).await;
+        let list = self
+            .manifest_list(metadata.current_snapshot().unwrap().manifest_list())
+            .await;
         let (mut data, mut deletes) = (Vec::new(), Vec::new());
         for manifest in list.entries() {
             for entry in manifest.load_manifest(&self.io).await.unwrap().entries() {
@@ -316,7 +450,9 @@ impl Fixture {
                     continue;
                 }
                 match entry.content_type() {
-                    DataContentType::Data => data.push((entry.data_file().clone(), entry.sequence_number().unwrap())),
+                    DataContentType::Data => {
+                        data.push((entry.data_file().clone(), entry.sequence_number().unwrap()))
+                    }
                     _ => deletes.push(entry.data_file().clone()),
                 }
             }
@@ -324,9 +460,18 @@ impl Fixture {
         (data, deletes)
     }
 
-    async fn compact(&self, target: u64, strategy: Strategy) -> tablebay_compaction::CompactionReport {
-        let settings = CompactionSettings { target_file_size_bytes: target, strategy };
-        compact_table(&self.catalog, &TableRef::Arn(self.arn.clone()), &settings).await.unwrap()
+    async fn compact(
+        &self,
+        target: u64,
+        strategy: Strategy,
+    ) -> tablebay_compaction::CompactionReport {
+        let settings = CompactionSettings {
+            target_file_size_bytes: target,
+            strategy,
+        };
+        compact_table(&self.catalog, &TableRef::Arn(self.arn.clone()), &settings)
+            .await
+            .unwrap()
     }
 }
 
@@ -350,16 +495,29 @@ async fn compaction_applies_deletes_and_keeps_every_row() {
         paths
     };
     let deletes = vec![
-        f.position_delete(&table, 0, &in_part(0)[0], &[0, 5, 10]).await,
-        f.position_delete(&table, 0, &in_part(0)[3], &[1, 2, 49]).await,
+        f.position_delete(&table, 0, &in_part(0)[0], &[0, 5, 10])
+            .await,
+        f.position_delete(&table, 0, &in_part(0)[3], &[1, 2, 49])
+            .await,
         f.position_delete(&table, 1, &in_part(1)[7], &[7]).await,
-        f.equality_delete(&table, 0, &[20, 21, 22, 1000, 2900]).await,
+        f.equality_delete(&table, 0, &[20, 21, 22, 1000, 2900])
+            .await,
         f.equality_delete(&table, 1, &[60, 61, 2999]).await,
     ];
     f.commit_deletes(&table, deletes).await;
     let before = f.rows().await;
-    assert_eq!(before.len(), 3000 - 7 - 5 - 3, "the deletes apply before compaction");
-    let start = f.table().await.metadata().current_snapshot().unwrap().clone();
+    assert_eq!(
+        before.len(),
+        3000 - 7 - 5 - 3,
+        "the deletes apply before compaction"
+    );
+    let start = f
+        .table()
+        .await
+        .metadata()
+        .current_snapshot()
+        .unwrap()
+        .clone();
 
     let report = f.compact(64 * 1024, Strategy::Binpack).await;
     assert_eq!(report.files_in, 60, "{report:?}");
@@ -368,13 +526,25 @@ async fn compaction_applies_deletes_and_keeps_every_row() {
     assert_eq!(report.groups_skipped, 0, "{report:?}");
     assert!(report.files_out >= 2 && report.files_out <= 4, "{report:?}");
 
-    assert_eq!(f.rows().await, before, "the same rows, no delete file needed");
+    assert_eq!(
+        f.rows().await,
+        before,
+        "the same rows, no delete file needed"
+    );
     let (data, deletes) = f.live_files().await;
     assert!(deletes.is_empty(), "no live delete files: {deletes:?}");
     assert_eq!(data.len() as u64, report.files_out);
     for (file, sequence) in &data {
-        assert_eq!(*sequence, start.sequence_number(), "rewritten files keep the starting data sequence number");
-        assert!(file.file_path().contains("compacted-"), "{}", file.file_path());
+        assert_eq!(
+            *sequence,
+            start.sequence_number(),
+            "rewritten files keep the starting data sequence number"
+        );
+        assert!(
+            file.file_path().contains("compacted-"),
+            "{}",
+            file.file_path()
+        );
     }
     let table = f.table().await;
     let snapshot = table.metadata().current_snapshot().unwrap();
@@ -382,7 +552,13 @@ async fn compaction_applies_deletes_and_keeps_every_row() {
     assert_eq!(snapshot.parent_snapshot_id(), Some(start.snapshot_id()));
     let summary = snapshot.summary();
     assert_eq!(summary.operation, Operation::Replace);
-    let prop = |k: &str| summary.additional_properties.get(k).cloned().unwrap_or_default();
+    let prop = |k: &str| {
+        summary
+            .additional_properties
+            .get(k)
+            .cloned()
+            .unwrap_or_default()
+    };
     assert_eq!(prop("deleted-data-files"), "60");
     assert_eq!(prop("added-data-files"), report.files_out.to_string());
     assert_eq!(prop("deleted-records"), "3000");
@@ -429,15 +605,39 @@ async fn compaction_sorts_and_z_orders_within_files() {
     assert!(report.files_in >= 4, "{report:?}");
     assert_eq!(f.rows().await, before);
     let (data, _) = f.live_files().await;
-    for (file, _) in data.iter().filter(|(d, _)| d.file_path().contains("compacted-")) {
-        let bytes = f.io.new_input(file.file_path()).unwrap().read().await.unwrap();
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap().build().unwrap();
+    for (file, _) in data
+        .iter()
+        .filter(|(d, _)| d.file_path().contains("compacted-"))
+    {
+        let bytes =
+            f.io.new_input(file.file_path())
+                .unwrap()
+                .read()
+                .await
+                .unwrap();
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .unwrap()
+            .build()
+            .unwrap();
         let mut ids = Vec::new();
         for batch in reader {
             let batch = batch.unwrap();
-            ids.extend(batch.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values().iter().copied());
+            ids.extend(
+                batch
+                    .column(0)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap()
+                    .values()
+                    .iter()
+                    .copied(),
+            );
         }
-        assert!(ids.windows(2).all(|w| w[0] <= w[1]), "{} is sorted by id", file.file_path());
+        assert!(
+            ids.windows(2).all(|w| w[0] <= w[1]),
+            "{} is sorted by id",
+            file.file_path()
+        );
     }
 
     // Z-order over the sort columns keeps every row too.
@@ -466,11 +666,16 @@ async fn a_writer_appending_during_compaction_never_fails_and_loses_nothing() {
     };
     let mut committed = 0;
     while !writer.is_finished() {
-        let settings = CompactionSettings { target_file_size_bytes: 1 << 20, strategy: Strategy::Binpack };
+        let settings = CompactionSettings {
+            target_file_size_bytes: 1 << 20,
+            strategy: Strategy::Binpack,
+        };
         match compact_table(&f.catalog, &TableRef::Arn(f.arn.clone()), &settings).await {
             Ok(report) => committed += report.groups_committed,
             // Giving up when the table keeps moving is allowed; failing a writer is not.
-            Err(tablebay_compaction::CompactionError::Conflict(e)) => eprintln!("compaction gave up: {e}"),
+            Err(tablebay_compaction::CompactionError::Conflict(e)) => {
+                eprintln!("compaction gave up: {e}")
+            }
             Err(e) => panic!("compaction failed: {e}"),
         }
     }
@@ -478,6 +683,10 @@ async fn a_writer_appending_during_compaction_never_fails_and_loses_nothing() {
     f.compact(1 << 20, Strategy::Binpack).await;
     let rows = f.rows().await;
     let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
-    assert_eq!(ids, (0..45 * i64::from(PARTITIONS) * ROWS_PER_FILE).collect::<Vec<_>>(), "every row once");
+    assert_eq!(
+        ids,
+        (0..45 * i64::from(PARTITIONS) * ROWS_PER_FILE).collect::<Vec<_>>(),
+        "every row once"
+    );
     eprintln!("compactions committed {committed} groups while the writer ran");
 }
