@@ -29,7 +29,9 @@ pub struct BearerTokens {
 
 impl std::fmt::Debug for BearerTokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BearerTokens").field("lifetime_secs", &self.lifetime_secs).finish_non_exhaustive()
+        f.debug_struct("BearerTokens")
+            .field("lifetime_secs", &self.lifetime_secs)
+            .finish_non_exhaustive()
     }
 }
 
@@ -68,9 +70,15 @@ impl BearerTokens {
     /// A token for `access_key_id`, valid from `now` for the configured lifetime.
     pub fn issue(&self, access_key_id: &str, now: DateTime<Utc>) -> IssuedToken {
         let expires = now.timestamp().saturating_add(self.lifetime_secs);
-        let body = format!("{VERSION}.{}.{expires}", URL_SAFE_NO_PAD.encode(access_key_id));
+        let body = format!(
+            "{VERSION}.{}.{expires}",
+            URL_SAFE_NO_PAD.encode(access_key_id)
+        );
         let signature = URL_SAFE_NO_PAD.encode(self.sign(&body));
-        IssuedToken { token: format!("{body}.{signature}"), expires_in: self.lifetime_secs }
+        IssuedToken {
+            token: format!("{body}.{signature}"),
+            expires_in: self.lifetime_secs,
+        }
     }
 
     /// The access key id a token was issued for, if the token is genuine and unexpired at `now`.
@@ -78,7 +86,8 @@ impl BearerTokens {
         let malformed = || AuthError::Malformed("the bearer token is not a Tablebay token".into());
         let (body, signature) = token.rsplit_once('.').ok_or_else(malformed)?;
         let mut parts = body.split('.');
-        let (Some(VERSION), Some(key), Some(expires), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        let (Some(VERSION), Some(key), Some(expires), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return Err(malformed());
         };
@@ -107,11 +116,22 @@ mod tests {
         assert_eq!(issued.expires_in, 60);
         assert_eq!(tokens.verify(&issued.token, now).unwrap(), "AKID1");
         // Another instance with the same root secret agrees.
-        assert_eq!(BearerTokens::derive("secret", 5).verify(&issued.token, now).unwrap(), "AKID1");
+        assert_eq!(
+            BearerTokens::derive("secret", 5)
+                .verify(&issued.token, now)
+                .unwrap(),
+            "AKID1"
+        );
         // Expired, another secret, tampered, garbage.
         let later = now + chrono::Duration::seconds(61);
-        assert_eq!(tokens.verify(&issued.token, later), Err(AuthError::RequestExpired));
-        assert_eq!(BearerTokens::derive("other", 60).verify(&issued.token, now), Err(AuthError::SignatureMismatch));
+        assert_eq!(
+            tokens.verify(&issued.token, later),
+            Err(AuthError::RequestExpired)
+        );
+        assert_eq!(
+            BearerTokens::derive("other", 60).verify(&issued.token, now),
+            Err(AuthError::SignatureMismatch)
+        );
         let forged = issued.token.replacen("tb1.", "tb1.QQ", 1);
         assert!(tokens.verify(&forged, now).is_err());
         for bad in ["", "tb1", "tb1.a.b", "x.y.z.w", "tb1.a.1.!!", "tb1.a.b.c.d"] {

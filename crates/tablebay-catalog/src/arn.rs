@@ -36,7 +36,9 @@ impl FromStr for ArnFlavor {
         match s {
             "oss" => Ok(Self::Oss),
             "aws" => Ok(Self::Aws),
-            other => Err(CatalogError::invalid(format!("unknown ARN flavor '{other}' (expected 'oss' or 'aws')"))),
+            other => Err(CatalogError::invalid(format!(
+                "unknown ARN flavor '{other}' (expected 'oss' or 'aws')"
+            ))),
         }
     }
 }
@@ -51,7 +53,9 @@ impl AccountId {
         if (12..=16).contains(&s.len()) && s.chars().all(|c| c.is_ascii_digit()) {
             Ok(Self(s.to_string()))
         } else {
-            Err(CatalogError::invalid(format!("Invalid account id '{s}': expected 12 to 16 digits")))
+            Err(CatalogError::invalid(format!(
+                "Invalid account id '{s}': expected 12 to 16 digits"
+            )))
         }
     }
 
@@ -109,7 +113,9 @@ impl BucketArn {
     pub fn parse(s: &str) -> Result<Self, CatalogError> {
         match ResourceArn::parse(s)? {
             ResourceArn::Bucket(arn) => Ok(arn),
-            ResourceArn::Table(_) => Err(CatalogError::invalid(format!("Invalid table bucket ARN '{s}'"))),
+            ResourceArn::Table(_) => Err(CatalogError::invalid(format!(
+                "Invalid table bucket ARN '{s}'"
+            ))),
         }
     }
 }
@@ -119,7 +125,9 @@ impl TableArn {
     pub fn parse(s: &str) -> Result<Self, CatalogError> {
         match ResourceArn::parse(s)? {
             ResourceArn::Table(arn) => Ok(arn),
-            ResourceArn::Bucket(_) => Err(CatalogError::invalid(format!("Invalid table ARN '{s}'"))),
+            ResourceArn::Bucket(_) => {
+                Err(CatalogError::invalid(format!("Invalid table ARN '{s}'")))
+            }
         }
     }
 }
@@ -138,7 +146,9 @@ impl ResourceArn {
             let (partition, rest) = rest.split_once(':').ok_or_else(bad)?;
             let rest = rest.strip_prefix("s3tables:").ok_or_else(bad)?;
             let partition_ok = partition.starts_with("aws")
-                && partition.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+                && partition
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
             if !partition_ok {
                 return Err(bad());
             }
@@ -147,10 +157,15 @@ impl ResourceArn {
             return Err(bad());
         };
         let mut parts = rest.splitn(3, ':');
-        let (Some(region), Some(account), Some(resource)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(region), Some(account), Some(resource)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
             return Err(bad());
         };
-        if !region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        if !region
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
             return Err(bad());
         }
         let account = AccountId::parse(account).map_err(|_| bad())?;
@@ -163,7 +178,12 @@ impl ResourceArn {
             }
         };
         let name = BucketName::parse(bucket).map_err(|_| bad())?;
-        let bucket = BucketArn { flavor, region: region.to_string(), account, name };
+        let bucket = BucketArn {
+            flavor,
+            region: region.to_string(),
+            account,
+            name,
+        };
         Ok(match table {
             None => Self::Bucket(bucket),
             Some(table_id) => Self::Table(TableArn { bucket, table_id }),
@@ -173,7 +193,14 @@ impl ResourceArn {
 
 impl fmt::Display for BucketArn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}:bucket/{}", self.flavor.prefix(), self.region, self.account, self.name)
+        write!(
+            f,
+            "{}:{}:{}:bucket/{}",
+            self.flavor.prefix(),
+            self.region,
+            self.account,
+            self.name
+        )
     }
 }
 
@@ -206,8 +233,12 @@ mod tests {
         ] {
             assert_eq!(ResourceArn::parse(s).unwrap().to_string(), s);
         }
-        let arn = BucketArn::parse("arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket").unwrap();
-        assert_eq!(arn.with_flavor(ArnFlavor::Oss).to_string(), "acs:osstables:us-east-1:111122223333:bucket/mybucket");
+        let arn =
+            BucketArn::parse("arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket").unwrap();
+        assert_eq!(
+            arn.with_flavor(ArnFlavor::Oss).to_string(),
+            "acs:osstables:us-east-1:111122223333:bucket/mybucket"
+        );
     }
 
     #[test]

@@ -6,7 +6,8 @@ use tablebay_store::meta::{AttributeKey, BucketRecord};
 use uuid::Uuid;
 
 use crate::{
-    AccountId, BucketArn, BucketName, Catalog, CatalogError, Encryption, Page, PageRequest, StorageClass, Tags,
+    AccountId, BucketArn, BucketName, Catalog, CatalogError, Encryption, Page, PageRequest,
+    StorageClass, Tags,
 };
 
 /// A table bucket.
@@ -34,33 +35,55 @@ pub struct NewBucket {
 }
 
 impl Catalog {
-    pub(crate) fn bucket_from_record(&self, record: BucketRecord) -> Result<TableBucket, CatalogError> {
+    pub(crate) fn bucket_from_record(
+        &self,
+        record: BucketRecord,
+    ) -> Result<TableBucket, CatalogError> {
         let account = AccountId::parse(&record.account_id)?;
         let name = BucketName::parse(&record.name)?;
-        let arn = BucketArn { flavor: self.config.flavor, region: self.config.region.clone(), account, name };
-        Ok(TableBucket { id: record.id, arn, created_at: record.created_at })
+        let arn = BucketArn {
+            flavor: self.config.flavor,
+            region: self.config.region.clone(),
+            account,
+            name,
+        };
+        Ok(TableBucket {
+            id: record.id,
+            arn,
+            created_at: record.created_at,
+        })
     }
 
     /// Creates a table bucket owned by `account`.
-    pub async fn create_bucket(&self, account: &AccountId, new: NewBucket) -> Result<TableBucket, CatalogError> {
+    pub async fn create_bucket(
+        &self,
+        account: &AccountId,
+        new: NewBucket,
+    ) -> Result<TableBucket, CatalogError> {
         let record = BucketRecord {
             id: Uuid::now_v7(),
             account_id: account.to_string(),
             name: new.name.to_string(),
             created_at: Utc::now(),
         };
-        self.meta.insert_bucket(&record).await.map_err(|e| match e {
-            StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(
-                "The bucket that you tried to create already exists, and you own it.".to_string(),
-            ),
-            other => other.into(),
-        })?;
+        self.meta
+            .insert_bucket(&record)
+            .await
+            .map_err(|e| match e {
+                StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(
+                    "The bucket that you tried to create already exists, and you own it."
+                        .to_string(),
+                ),
+                other => other.into(),
+            })?;
         let id = record.id;
         if let Some(encryption) = &new.encryption {
-            self.set_setting(id, AttributeKey::Encryption, encryption).await?;
+            self.set_setting(id, AttributeKey::Encryption, encryption)
+                .await?;
         }
         if let Some(class) = &new.storage_class {
-            self.set_setting(id, AttributeKey::StorageClass, class).await?;
+            self.set_setting(id, AttributeKey::StorageClass, class)
+                .await?;
         }
         if !new.tags.0.is_empty() {
             self.set_setting(id, AttributeKey::Tags, &new.tags).await?;
@@ -70,34 +93,58 @@ impl Catalog {
 
     /// Resolves a bucket ARN; `NotFound` when there is no such bucket in this region.
     pub async fn bucket(&self, arn: &BucketArn) -> Result<TableBucket, CatalogError> {
-        let not_found = || CatalogError::NotFound("The specified bucket does not exist.".to_string());
+        let not_found =
+            || CatalogError::NotFound("The specified bucket does not exist.".to_string());
         if arn.region != self.config.region {
             return Err(not_found());
         }
-        let record = self.meta.bucket_by_name(arn.account.as_str(), arn.name.as_str()).await?.ok_or_else(not_found)?;
+        let record = self
+            .meta
+            .bucket_by_name(arn.account.as_str(), arn.name.as_str())
+            .await?
+            .ok_or_else(not_found)?;
         self.bucket_from_record(record)
     }
 
     /// Lists the buckets of `account`, by name.
-    pub async fn list_buckets(&self, account: &AccountId, page: &PageRequest) -> Result<Page<TableBucket>, CatalogError> {
+    pub async fn list_buckets(
+        &self,
+        account: &AccountId,
+        page: &PageRequest,
+    ) -> Result<Page<TableBucket>, CatalogError> {
         let after = page.token.as_ref().map(|t| t.key());
         let records = self
             .meta
-            .list_buckets(account.as_str(), page.prefix.as_deref(), after.as_deref(), page.limit + 1)
+            .list_buckets(
+                account.as_str(),
+                page.prefix.as_deref(),
+                after.as_deref(),
+                page.limit + 1,
+            )
             .await?;
-        let buckets = records.into_iter().map(|r| self.bucket_from_record(r)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_overfetch(buckets, page.limit, |b| b.arn.name.to_string()))
+        let buckets = records
+            .into_iter()
+            .map(|r| self.bucket_from_record(r))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_overfetch(buckets, page.limit, |b| {
+            b.arn.name.to_string()
+        }))
     }
 
     /// Deletes an empty bucket; `Conflict` while it still has namespaces.
     pub async fn delete_bucket(&self, arn: &BucketArn) -> Result<(), CatalogError> {
         let bucket = self.bucket(arn).await?;
-        self.meta.delete_bucket(bucket.id).await.map_err(|e| match e {
-            StoreError::Conflict(_) => {
-                CatalogError::Conflict("The bucket that you tried to delete is not empty.".to_string())
-            }
-            StoreError::NotFound => CatalogError::NotFound("The specified bucket does not exist.".to_string()),
-            other => other.into(),
-        })
+        self.meta
+            .delete_bucket(bucket.id)
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(_) => CatalogError::Conflict(
+                    "The bucket that you tried to delete is not empty.".to_string(),
+                ),
+                StoreError::NotFound => {
+                    CatalogError::NotFound("The specified bucket does not exist.".to_string())
+                }
+                other => other.into(),
+            })
     }
 }

@@ -59,9 +59,12 @@ impl Catalog {
     ) -> Result<Option<T>, CatalogError> {
         match self.meta.attribute(resource_id, key).await? {
             None => Ok(None),
-            Some(text) => serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|e| CatalogError::Internal(format!("stored {} of {resource_id} is unreadable: {e}", key.as_str()))),
+            Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
+                CatalogError::Internal(format!(
+                    "stored {} of {resource_id} is unreadable: {e}",
+                    key.as_str()
+                ))
+            }),
         }
     }
 
@@ -72,21 +75,39 @@ impl Catalog {
         key: AttributeKey,
         value: &T,
     ) -> Result<(), CatalogError> {
-        let text = serde_json::to_string(value).map_err(|e| CatalogError::Internal(e.to_string()))?;
+        let text =
+            serde_json::to_string(value).map_err(|e| CatalogError::Internal(e.to_string()))?;
         self.meta.set_attribute(resource_id, key, &text).await?;
         Ok(())
     }
 
     /// Writes a file into a table's storage through the object service, so it is visible and readable on the
     /// data plane like any client-written file. The write is atomic: readers see all of it or nothing.
-    pub(crate) async fn put_table_file(&self, location: &TableLocation, bytes: Bytes) -> Result<(), CatalogError> {
+    pub(crate) async fn put_table_file(
+        &self,
+        location: &TableLocation,
+        bytes: Bytes,
+    ) -> Result<(), CatalogError> {
         let key = ObjectKey::parse(&location.key)?;
-        let content_type = location.key.ends_with(".json").then(|| "application/json".to_string());
+        let content_type = location
+            .key
+            .ends_with(".json")
+            .then(|| "application/json".to_string());
         let options = PutOptions {
-            attributes: ObjectAttributes { content_type, ..ObjectAttributes::default() },
+            attributes: ObjectAttributes {
+                content_type,
+                ..ObjectAttributes::default()
+            },
             ..PutOptions::default()
         };
-        let record = self.put_object_row(location.table_id, &key, ObjectBody::from_bytes(bytes), options).await?;
+        let record = self
+            .put_object_row(
+                location.table_id,
+                &key,
+                ObjectBody::from_bytes(bytes),
+                options,
+            )
+            .await?;
         drop(record);
         Ok(())
     }
@@ -94,7 +115,10 @@ impl Catalog {
     /// Reads a whole file of a table's storage through the object rows (the counterpart of
     /// [`Catalog::put_table_file`], for metadata the server parses); `None` when no object is there. Files larger
     /// than `MAX_TABLE_FILE_READ` are refused rather than buffered.
-    pub(crate) async fn read_table_file(&self, location: &TableLocation) -> Result<Option<Bytes>, CatalogError> {
+    pub(crate) async fn read_table_file(
+        &self,
+        location: &TableLocation,
+    ) -> Result<Option<Bytes>, CatalogError> {
         use futures::TryStreamExt;
         let Some(record) = self.meta.object(location.table_id, &location.key).await? else {
             return Ok(None);

@@ -33,7 +33,13 @@ pub enum ChecksumAlgorithm {
 
 impl ChecksumAlgorithm {
     /// Every algorithm, in S3's order.
-    pub const ALL: [Self; 5] = [Self::Crc32, Self::Crc32c, Self::Crc64Nvme, Self::Sha1, Self::Sha256];
+    pub const ALL: [Self; 5] = [
+        Self::Crc32,
+        Self::Crc32c,
+        Self::Crc64Nvme,
+        Self::Sha1,
+        Self::Sha256,
+    ];
 
     /// S3's name (`CRC32`, …), as in `x-amz-checksum-algorithm`.
     pub fn as_str(self) -> &'static str {
@@ -59,7 +65,9 @@ impl ChecksumAlgorithm {
 
     /// The algorithm whose header is `name` (any case).
     pub fn from_header_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|a| a.header_name().eq_ignore_ascii_case(name.trim()))
+        Self::ALL
+            .into_iter()
+            .find(|a| a.header_name().eq_ignore_ascii_case(name.trim()))
     }
 
     /// Length of a digest in bytes.
@@ -88,7 +96,10 @@ impl ChecksumAlgorithm {
 
     /// Decodes a base64 value of this algorithm; `None` if it is not base64 of the right length.
     pub fn decode(self, value: &str) -> Option<Vec<u8>> {
-        BASE64.decode(value.trim()).ok().filter(|raw| raw.len() == self.digest_len())
+        BASE64
+            .decode(value.trim())
+            .ok()
+            .filter(|raw| raw.len() == self.digest_len())
     }
 
     /// The digest of `data` (for tests and small inputs).
@@ -112,7 +123,9 @@ impl FromStr for ChecksumAlgorithm {
         Self::ALL
             .into_iter()
             .find(|a| a.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| ObjectError::Invalid(format!("Checksum algorithm {s:?} is not supported")))
+            .ok_or_else(|| {
+                ObjectError::Invalid(format!("Checksum algorithm {s:?} is not supported"))
+            })
     }
 }
 
@@ -142,7 +155,9 @@ impl FromStr for ChecksumType {
         match s.trim() {
             t if t.eq_ignore_ascii_case("FULL_OBJECT") => Ok(Self::FullObject),
             t if t.eq_ignore_ascii_case("COMPOSITE") => Ok(Self::Composite),
-            other => Err(ObjectError::Invalid(format!("Checksum type {other:?} is not supported"))),
+            other => Err(ObjectError::Invalid(format!(
+                "Checksum type {other:?} is not supported"
+            ))),
         }
     }
 }
@@ -194,7 +209,10 @@ impl AlgorithmHasher {
 /// A CRC value as S3 transmits it: big-endian, 4 or 8 bytes.
 fn crc_bytes(value: u64, len: usize) -> Vec<u8> {
     let bytes = value.to_be_bytes();
-    bytes.get(8usize.saturating_sub(len)..).unwrap_or(&bytes).to_vec()
+    bytes
+        .get(8usize.saturating_sub(len)..)
+        .unwrap_or(&bytes)
+        .to_vec()
 }
 
 /// The digests of a byte stream: always MD5 (for the ETag), plus the requested checksums.
@@ -213,7 +231,10 @@ pub(crate) struct DigestValues {
 impl DigestValues {
     /// The raw digest of `algorithm`, if it was computed.
     pub(crate) fn checksum(&self, algorithm: ChecksumAlgorithm) -> Option<&[u8]> {
-        self.checksums.iter().find(|(a, _)| *a == algorithm).map(|(_, v)| v.as_slice())
+        self.checksums
+            .iter()
+            .find(|(a, _)| *a == algorithm)
+            .map(|(_, v)| v.as_slice())
     }
 }
 
@@ -222,7 +243,13 @@ impl Digests {
         let mut unique = algorithms.to_vec();
         unique.sort();
         unique.dedup();
-        Self { md5: md5::Md5::new(), checksums: unique.into_iter().map(|a| (a, AlgorithmHasher::new(a))).collect() }
+        Self {
+            md5: md5::Md5::new(),
+            checksums: unique
+                .into_iter()
+                .map(|a| (a, AlgorithmHasher::new(a)))
+                .collect(),
+        }
     }
 
     pub(crate) fn update(&mut self, data: &[u8]) {
@@ -235,7 +262,11 @@ impl Digests {
     pub(crate) fn finalize(self) -> DigestValues {
         DigestValues {
             md5: self.md5.finalize().into(),
-            checksums: self.checksums.into_iter().map(|(a, h)| (a, h.finalize())).collect(),
+            checksums: self
+                .checksums
+                .into_iter()
+                .map(|(a, h)| (a, h.finalize()))
+                .collect(),
         }
     }
 }
@@ -252,13 +283,18 @@ pub(crate) struct StreamHasher {
 
 enum HasherState {
     Inline(Box<Digests>, u64),
-    Background(tokio::sync::mpsc::Sender<Bytes>, tokio::task::JoinHandle<Digests>),
+    Background(
+        tokio::sync::mpsc::Sender<Bytes>,
+        tokio::task::JoinHandle<Digests>,
+    ),
     Failed,
 }
 
 impl StreamHasher {
     pub(crate) fn new(algorithms: &[ChecksumAlgorithm]) -> Self {
-        Self { state: HasherState::Inline(Box::new(Digests::new(algorithms)), 0) }
+        Self {
+            state: HasherState::Inline(Box::new(Digests::new(algorithms)), 0),
+        }
     }
 
     pub(crate) async fn update(&mut self, chunk: &Bytes) -> Result<(), ObjectError> {
@@ -267,7 +303,8 @@ impl StreamHasher {
                 digests.update(chunk);
                 *seen += chunk.len() as u64;
                 if *seen > INLINE_HASH_BYTES {
-                    let HasherState::Inline(mut digests, _) = std::mem::replace(&mut self.state, HasherState::Failed)
+                    let HasherState::Inline(mut digests, _) =
+                        std::mem::replace(&mut self.state, HasherState::Failed)
                     else {
                         return Ok(());
                     };
@@ -295,7 +332,9 @@ impl StreamHasher {
             HasherState::Inline(digests, _) => Ok(digests.finalize()),
             HasherState::Background(tx, handle) => {
                 drop(tx);
-                let digests = handle.await.map_err(|e| ObjectError::Internal(format!("hashing thread: {e}")))?;
+                let digests = handle
+                    .await
+                    .map_err(|e| ObjectError::Internal(format!("hashing thread: {e}")))?;
                 Ok(digests.finalize())
             }
             HasherState::Failed => Err(ObjectError::Internal("hashing failed earlier".to_string())),
@@ -341,7 +380,10 @@ pub(crate) fn composite_checksum(algorithm: ChecksumAlgorithm, parts: &[Vec<u8>]
 
 /// The `FULL_OBJECT` CRC of an object from its parts' raw CRCs and sizes; `None` for a non-CRC algorithm or a
 /// malformed part value.
-pub(crate) fn combined_crc(algorithm: ChecksumAlgorithm, parts: &[(Vec<u8>, u64)]) -> Option<Vec<u8>> {
+pub(crate) fn combined_crc(
+    algorithm: ChecksumAlgorithm,
+    parts: &[(Vec<u8>, u64)],
+) -> Option<Vec<u8>> {
     let crc = algorithm.crc()?;
     let mut combined: Option<u64> = None;
     for (raw, size) in parts {
@@ -368,13 +410,22 @@ mod tests {
     #[test]
     fn known_digests() {
         // Values from the AWS documentation examples and the standard check inputs.
-        assert_eq!(base64(&ChecksumAlgorithm::Crc32.digest(b"123456789")), base64(&0xCBF4_3926u32.to_be_bytes()));
-        assert_eq!(base64(&ChecksumAlgorithm::Crc32c.digest(b"123456789")), base64(&0xE306_9283u32.to_be_bytes()));
+        assert_eq!(
+            base64(&ChecksumAlgorithm::Crc32.digest(b"123456789")),
+            base64(&0xCBF4_3926u32.to_be_bytes())
+        );
+        assert_eq!(
+            base64(&ChecksumAlgorithm::Crc32c.digest(b"123456789")),
+            base64(&0xE306_9283u32.to_be_bytes())
+        );
         assert_eq!(
             base64(&ChecksumAlgorithm::Crc64Nvme.digest(b"123456789")),
             base64(&0xAE8B_1486_0A79_9888u64.to_be_bytes())
         );
-        assert_eq!(hex::encode(ChecksumAlgorithm::Sha1.digest(b"abc")), "a9993e364706816aba3e25717850c26c9cd0d89d");
+        assert_eq!(
+            hex::encode(ChecksumAlgorithm::Sha1.digest(b"abc")),
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
+        );
         assert_eq!(
             hex::encode(ChecksumAlgorithm::Sha256.digest(b"abc")),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -385,11 +436,21 @@ mod tests {
     fn algorithm_names() {
         for a in ChecksumAlgorithm::ALL {
             assert_eq!(a.as_str().parse::<ChecksumAlgorithm>().unwrap(), a);
-            assert_eq!(ChecksumAlgorithm::from_header_name(&a.header_name().to_uppercase()), Some(a));
-            assert_eq!(a.decode(&base64(&a.digest(b"x"))).map(|v| v.len()), Some(a.digest_len()));
+            assert_eq!(
+                ChecksumAlgorithm::from_header_name(&a.header_name().to_uppercase()),
+                Some(a)
+            );
+            assert_eq!(
+                a.decode(&base64(&a.digest(b"x"))).map(|v| v.len()),
+                Some(a.digest_len())
+            );
         }
         assert!("MD5".parse::<ChecksumAlgorithm>().is_err());
-        assert_eq!(ChecksumAlgorithm::Crc32.decode("AAAA"), None, "3 bytes is not a CRC32");
+        assert_eq!(
+            ChecksumAlgorithm::Crc32.decode("AAAA"),
+            None,
+            "3 bytes is not a CRC32"
+        );
     }
 
     #[test]
@@ -406,15 +467,28 @@ mod tests {
     #[test]
     fn composite_and_full_object_checksums() {
         let parts: [&[u8]; 3] = [b"hello ", b"multipart ", b"world"];
-        for algorithm in [ChecksumAlgorithm::Crc32, ChecksumAlgorithm::Crc32c, ChecksumAlgorithm::Crc64Nvme] {
-            let raw: Vec<(Vec<u8>, u64)> = parts.iter().map(|p| (algorithm.digest(p), p.len() as u64)).collect();
+        for algorithm in [
+            ChecksumAlgorithm::Crc32,
+            ChecksumAlgorithm::Crc32c,
+            ChecksumAlgorithm::Crc64Nvme,
+        ] {
+            let raw: Vec<(Vec<u8>, u64)> = parts
+                .iter()
+                .map(|p| (algorithm.digest(p), p.len() as u64))
+                .collect();
             let whole = algorithm.digest(&parts.concat());
             assert_eq!(combined_crc(algorithm, &raw), Some(whole), "{algorithm}");
         }
         assert_eq!(combined_crc(ChecksumAlgorithm::Sha256, &[]), None);
-        let raw: Vec<Vec<u8>> = parts.iter().map(|p| ChecksumAlgorithm::Sha256.digest(p)).collect();
+        let raw: Vec<Vec<u8>> = parts
+            .iter()
+            .map(|p| ChecksumAlgorithm::Sha256.digest(p))
+            .collect();
         let want = base64(&ChecksumAlgorithm::Sha256.digest(&raw.concat()));
-        assert_eq!(composite_checksum(ChecksumAlgorithm::Sha256, &raw), format!("{want}-3"));
+        assert_eq!(
+            composite_checksum(ChecksumAlgorithm::Sha256, &raw),
+            format!("{want}-3")
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -428,13 +502,22 @@ mod tests {
         let mut one_shot = Digests::new(&[ChecksumAlgorithm::Sha256, ChecksumAlgorithm::Crc32]);
         one_shot.update(&data);
         assert_eq!(got, one_shot.finalize());
-        assert_eq!(got.checksum(ChecksumAlgorithm::Crc32), Some(ChecksumAlgorithm::Crc32.digest(&data).as_slice()));
+        assert_eq!(
+            got.checksum(ChecksumAlgorithm::Crc32),
+            Some(ChecksumAlgorithm::Crc32.digest(&data).as_slice())
+        );
     }
 
     #[test]
     fn content_md5() {
         assert!(decode_content_md5(&base64(&[7u8; 16])).is_ok());
-        assert!(matches!(decode_content_md5("not base64!"), Err(ObjectError::InvalidDigest)));
-        assert!(matches!(decode_content_md5(&base64(&[7u8; 15])), Err(ObjectError::InvalidDigest)));
+        assert!(matches!(
+            decode_content_md5("not base64!"),
+            Err(ObjectError::InvalidDigest)
+        ));
+        assert!(matches!(
+            decode_content_md5(&base64(&[7u8; 15])),
+            Err(ObjectError::InvalidDigest)
+        ));
     }
 }

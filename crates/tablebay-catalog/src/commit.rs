@@ -14,7 +14,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use chrono::Utc;
-use iceberg::spec::{FormatVersion, SortOrder, TableMetadata, TableMetadataBuildResult, TableMetadataBuilder, UnboundPartitionSpec};
+use iceberg::spec::{
+    FormatVersion, SortOrder, TableMetadata, TableMetadataBuildResult, TableMetadataBuilder,
+    UnboundPartitionSpec,
+};
 use iceberg::{TableRequirement, TableUpdate};
 use std::sync::Arc;
 use tablebay_store::StoreError;
@@ -75,7 +78,9 @@ impl From<CatalogError> for CommitError {
             CatalogError::AlreadyExists(m) => Self::AlreadyExists(m),
             CatalogError::Conflict(m) | CatalogError::Denied(m) => Self::Conflict(m),
             CatalogError::Internal(m) => Self::Unavailable(m),
-            CatalogError::Store(e) => Self::Unavailable(format!("{e}: {:?}", std::error::Error::source(&e))),
+            CatalogError::Store(e) => {
+                Self::Unavailable(format!("{e}: {:?}", std::error::Error::source(&e)))
+            }
         }
     }
 }
@@ -89,7 +94,9 @@ pub(crate) fn check_requirement(
 ) -> Result<(), String> {
     use TableRequirement as R;
     let changed = |what: &str, expected: String, found: String| {
-        Err(format!("Requirement failed: {what} changed: expected id {expected} != {found}"))
+        Err(format!(
+            "Requirement failed: {what} changed: expected id {expected} != {found}"
+        ))
     };
     match requirement {
         R::NotExist => Err("Requirement failed: table already exists".to_string()),
@@ -97,47 +104,69 @@ pub(crate) fn check_requirement(
             if metadata.uuid() == *uuid {
                 Ok(())
             } else {
-                Err(format!("Requirement failed: UUID does not match: expected {} != {uuid}", metadata.uuid()))
+                Err(format!(
+                    "Requirement failed: UUID does not match: expected {} != {uuid}",
+                    metadata.uuid()
+                ))
             }
         }
         R::RefSnapshotIdMatch { r#ref, snapshot_id } => match (refs.get(r#ref), snapshot_id) {
-            (Some(found), None) => {
-                Err(format!("Requirement failed: {} {} was created concurrently", ref_kind(found), r#ref))
-            }
+            (Some(found), None) => Err(format!(
+                "Requirement failed: {} {} was created concurrently",
+                ref_kind(found),
+                r#ref
+            )),
             (Some(found), Some(expected)) if found.snapshot_id != *expected => Err(format!(
                 "Requirement failed: {} {} has changed: expected id {expected} != {}",
                 ref_kind(found),
                 r#ref,
                 found.snapshot_id
             )),
-            (None, Some(expected)) => {
-                Err(format!("Requirement failed: branch or tag {} is missing, expected {expected}", r#ref))
-            }
+            (None, Some(expected)) => Err(format!(
+                "Requirement failed: branch or tag {} is missing, expected {expected}",
+                r#ref
+            )),
             _ => Ok(()),
         },
-        R::LastAssignedFieldIdMatch { last_assigned_field_id } if metadata.last_column_id() != *last_assigned_field_id => {
-            changed("last assigned field id", last_assigned_field_id.to_string(), metadata.last_column_id().to_string())
-        }
-        R::CurrentSchemaIdMatch { current_schema_id } if metadata.current_schema_id() != *current_schema_id => {
-            changed("current schema", current_schema_id.to_string(), metadata.current_schema_id().to_string())
-        }
-        R::LastAssignedPartitionIdMatch { last_assigned_partition_id }
-            if metadata.last_partition_id() != *last_assigned_partition_id =>
+        R::LastAssignedFieldIdMatch {
+            last_assigned_field_id,
+        } if metadata.last_column_id() != *last_assigned_field_id => changed(
+            "last assigned field id",
+            last_assigned_field_id.to_string(),
+            metadata.last_column_id().to_string(),
+        ),
+        R::CurrentSchemaIdMatch { current_schema_id }
+            if metadata.current_schema_id() != *current_schema_id =>
         {
             changed(
-                "last assigned partition id",
-                last_assigned_partition_id.to_string(),
-                metadata.last_partition_id().to_string(),
+                "current schema",
+                current_schema_id.to_string(),
+                metadata.current_schema_id().to_string(),
             )
         }
-        R::DefaultSpecIdMatch { default_spec_id } if metadata.default_partition_spec_id() != *default_spec_id => {
-            changed("default partition spec", default_spec_id.to_string(), metadata.default_partition_spec_id().to_string())
-        }
-        R::DefaultSortOrderIdMatch { default_sort_order_id }
-            if metadata.default_sort_order_id() != *default_sort_order_id =>
+        R::LastAssignedPartitionIdMatch {
+            last_assigned_partition_id,
+        } if metadata.last_partition_id() != *last_assigned_partition_id => changed(
+            "last assigned partition id",
+            last_assigned_partition_id.to_string(),
+            metadata.last_partition_id().to_string(),
+        ),
+        R::DefaultSpecIdMatch { default_spec_id }
+            if metadata.default_partition_spec_id() != *default_spec_id =>
         {
-            changed("default sort order", default_sort_order_id.to_string(), metadata.default_sort_order_id().to_string())
+            changed(
+                "default partition spec",
+                default_spec_id.to_string(),
+                metadata.default_partition_spec_id().to_string(),
+            )
         }
+        R::DefaultSortOrderIdMatch {
+            default_sort_order_id,
+        } if metadata.default_sort_order_id() != *default_sort_order_id => changed(
+            "default sort order",
+            default_sort_order_id.to_string(),
+            metadata.default_sort_order_id().to_string(),
+        ),
         R::LastAssignedFieldIdMatch { .. }
         | R::CurrentSchemaIdMatch { .. }
         | R::LastAssignedPartitionIdMatch { .. }
@@ -161,7 +190,10 @@ pub(crate) fn apply_updates(
     current_location: &str,
     updates: &[TableUpdate],
 ) -> Result<TableMetadataBuildResult, CommitError> {
-    let mut builder = TableMetadataBuilder::new_from_metadata(current.clone(), Some(current_location.to_string()));
+    let mut builder = TableMetadataBuilder::new_from_metadata(
+        current.clone(),
+        Some(current_location.to_string()),
+    );
     let mut properties = current.properties().clone();
     for update in updates {
         match update {
@@ -182,8 +214,11 @@ pub(crate) fn apply_updates(
         // Setting a property to the value it has is no change: a retried commit then writes no new file.
         let update = match update {
             TableUpdate::SetProperties { updates } => {
-                let changed: HashMap<String, String> =
-                    updates.iter().filter(|(k, v)| properties.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                let changed: HashMap<String, String> = updates
+                    .iter()
+                    .filter(|(k, v)| properties.get(*k) != Some(*v))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 if changed.is_empty() {
                     continue;
                 }
@@ -222,19 +257,28 @@ pub(crate) fn metadata_from_updates(
     for update in updates {
         match update {
             TableUpdate::AddSchema { schema: s } if schema.is_none() => schema = Some(s.clone()),
-            TableUpdate::SetCurrentSchema { schema_id: -1 } if schema.is_some() && rest.is_empty() => {}
+            TableUpdate::SetCurrentSchema { schema_id: -1 }
+                if schema.is_some() && rest.is_empty() => {}
             TableUpdate::AddSpec { spec: s } if spec.is_none() => spec = Some(s.clone()),
             TableUpdate::SetDefaultSpec { spec_id: -1 } if spec.is_some() && rest.is_empty() => {}
-            TableUpdate::AddSortOrder { sort_order } if order.is_none() => order = Some(sort_order.clone()),
-            TableUpdate::SetDefaultSortOrder { sort_order_id: -1 } if order.is_some() && rest.is_empty() => {}
-            TableUpdate::UpgradeFormatVersion { format_version: v } if rest.is_empty() => format_version = *v,
-            TableUpdate::SetProperties { updates } if rest.is_empty() => properties.extend(updates.clone()),
+            TableUpdate::AddSortOrder { sort_order } if order.is_none() => {
+                order = Some(sort_order.clone())
+            }
+            TableUpdate::SetDefaultSortOrder { sort_order_id: -1 }
+                if order.is_some() && rest.is_empty() => {}
+            TableUpdate::UpgradeFormatVersion { format_version: v } if rest.is_empty() => {
+                format_version = *v
+            }
+            TableUpdate::SetProperties { updates } if rest.is_empty() => {
+                properties.extend(updates.clone())
+            }
             // The table's location and uuid are the server's: the id of its storage.
             TableUpdate::SetLocation { .. } | TableUpdate::AssignUuid { .. } => {}
             other => rest.push(other.clone()),
         }
     }
-    let schema = schema.ok_or_else(|| CommitError::Invalid("A create commit needs an add-schema update".into()))?;
+    let schema = schema
+        .ok_or_else(|| CommitError::Invalid("A create commit needs an add-schema update".into()))?;
     for reserved in ["format-version", "uuid"] {
         properties.remove(reserved);
     }
@@ -285,11 +329,21 @@ impl Catalog {
         change: TableChange,
         by: &AccountId,
     ) -> Result<IcebergTable, CommitError> {
-        if change.requirements.iter().any(|r| matches!(r, TableRequirement::NotExist)) {
-            return Err(CommitError::AlreadyExists("Requirement failed: table already exists".into()));
+        if change
+            .requirements
+            .iter()
+            .any(|r| matches!(r, TableRequirement::NotExist))
+        {
+            return Err(CommitError::AlreadyExists(
+                "Requirement failed: table already exists".into(),
+            ));
         }
-        let mut committed = self.commit_tables(vec![(table.clone(), change)], by).await?;
-        committed.pop().ok_or_else(|| CommitError::StateUnknown("the commit produced no table".into()))
+        let mut committed = self
+            .commit_tables(vec![(table.clone(), change)], by)
+            .await?;
+        committed
+            .pop()
+            .ok_or_else(|| CommitError::StateUnknown("the commit produced no table".into()))
     }
 
     /// Commits several tables atomically (`POST …/transactions/commit`): every table's requirements are
@@ -307,7 +361,11 @@ impl Catalog {
                     table.namespace, table.name
                 )));
             }
-            if change.requirements.iter().any(|r| matches!(r, TableRequirement::NotExist)) {
+            if change
+                .requirements
+                .iter()
+                .any(|r| matches!(r, TableRequirement::NotExist))
+            {
                 return Err(CommitError::Invalid(
                     "assert-create is only valid when committing a staged table create".into(),
                 ));
@@ -349,7 +407,9 @@ impl Catalog {
                 }
                 Err(StoreError::NotFound) => {
                     self.discard(&prepared).await;
-                    return Err(CommitError::NotFound("The table was dropped while committing".into()));
+                    return Err(CommitError::NotFound(
+                        "The table was dropped while committing".into(),
+                    ));
                 }
                 Err(e) => {
                     // The transaction may or may not have committed: leave the files, which might be live.
@@ -377,17 +437,27 @@ impl Catalog {
                 .table_by_id(table.id)
                 .await
                 .map_err(CatalogError::from)?
-                .ok_or_else(|| CommitError::NotFound("The table was dropped while committing".into()))?;
+                .ok_or_else(|| {
+                    CommitError::NotFound("The table was dropped while committing".into())
+                })?;
             Self::table_from_record(&table.bucket, record)?
         } else {
             table.clone()
         };
         let current = self.with_metadata(table).await?;
         for requirement in &change.requirements {
-            check_requirement(requirement, &current.metadata.metadata, &current.metadata.refs)
-                .map_err(CommitError::Conflict)?;
+            check_requirement(
+                requirement,
+                &current.metadata.metadata,
+                &current.metadata.refs,
+            )
+            .map_err(CommitError::Conflict)?;
         }
-        let result = apply_updates(&current.metadata.metadata, &current.metadata_location, &change.updates)?;
+        let result = apply_updates(
+            &current.metadata.metadata,
+            &current.metadata_location,
+            &change.updates,
+        )?;
         if result.changes.is_empty() {
             return Ok(Prepared {
                 table: current.table,
@@ -402,16 +472,25 @@ impl Catalog {
             .unwrap_or(current.metadata.metadata.metadata_log().len() as u64)
             + 1;
         let new_location = metadata_file_location(&warehouse_location(current.table.id), version);
-        let file = TableLocation::parse(&new_location)
-            .ok_or_else(|| CommitError::Unavailable(format!("unparsable metadata location {new_location}")))?;
+        let file = TableLocation::parse(&new_location).ok_or_else(|| {
+            CommitError::Unavailable(format!("unparsable metadata location {new_location}"))
+        })?;
         let json = Bytes::from(
-            crate::metadata::metadata_json(&result.metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
+            crate::metadata::metadata_json(&result.metadata)
+                .map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
         );
         self.put_table_file(&file, json.clone()).await?;
-        let delete_expired =
-            result.metadata.properties().get(DELETE_AFTER_COMMIT).is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let delete_expired = result
+            .metadata
+            .properties()
+            .get(DELETE_AFTER_COMMIT)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
         let expired = if delete_expired {
-            result.expired_metadata_logs.iter().map(|log| log.metadata_file.clone()).collect()
+            result
+                .expired_metadata_logs
+                .iter()
+                .map(|log| log.metadata_file.clone())
+                .collect()
         } else {
             Vec::new()
         };
@@ -448,17 +527,25 @@ impl Catalog {
             table.metadata_location = Some(swap.new_metadata_location);
             table.modified_at = swap.modified_at;
             table.modified_by = swap.modified_by;
-            self.metadata_cache.insert(p.new_location.clone(), p.loaded.clone()).await;
+            self.metadata_cache
+                .insert(p.new_location.clone(), p.loaded.clone())
+                .await;
             self.commit_observers.notify(&table, &p.loaded.metadata);
         }
         for old in p.expired {
             match TableLocation::parse(&old).filter(|f| f.table_id == table.id) {
                 Some(file) => self.discard_table_file(&file).await,
-                None => tracing::debug!(location = %old, "trimmed metadata file is outside the table's storage"),
+                None => {
+                    tracing::debug!(location = %old, "trimmed metadata file is outside the table's storage")
+                }
             }
             self.metadata_cache.remove(&old).await;
         }
-        IcebergTable { table, metadata_location: p.new_location, metadata: p.loaded }
+        IcebergTable {
+            table,
+            metadata_location: p.new_location,
+            metadata: p.loaded,
+        }
     }
 
     /// Commits a staged create (`POST …/tables/{table}` with `assert-create`): builds the first metadata from
@@ -471,49 +558,82 @@ impl Catalog {
         change: TableChange,
         by: &AccountId,
     ) -> Result<IcebergTable, CommitError> {
-        if change.requirements.iter().any(|r| !matches!(r, TableRequirement::NotExist)) {
+        if change
+            .requirements
+            .iter()
+            .any(|r| !matches!(r, TableRequirement::NotExist))
+        {
             return Err(CommitError::Invalid(
-                "Invalid create commit: assert-create cannot be combined with other requirements".into(),
+                "Invalid create commit: assert-create cannot be combined with other requirements"
+                    .into(),
             ));
         }
-        if self.meta.table_by_name(namespace.id, name.as_str()).await.map_err(CatalogError::from)?.is_some() {
-            return Err(CommitError::AlreadyExists("Requirement failed: table already exists".into()));
+        if self
+            .meta
+            .table_by_name(namespace.id, name.as_str())
+            .await
+            .map_err(CatalogError::from)?
+            .is_some()
+        {
+            return Err(CommitError::AlreadyExists(
+                "Requirement failed: table already exists".into(),
+            ));
         }
         self.check_no_view(namespace, name).await?;
         let staged_id = change.updates.iter().find_map(|u| match u {
-            TableUpdate::SetLocation { location } => {
-                TableLocation::table_of_bucket(location.trim_end_matches('/').strip_prefix("s3://")?)
-            }
+            TableUpdate::SetLocation { location } => TableLocation::table_of_bucket(
+                location.trim_end_matches('/').strip_prefix("s3://")?,
+            ),
             _ => None,
         });
         let table_id = match staged_id {
-            Some(id) if self.meta.table_by_id(id).await.map_err(CatalogError::from)?.is_none() => id,
+            Some(id)
+                if self
+                    .meta
+                    .table_by_id(id)
+                    .await
+                    .map_err(CatalogError::from)?
+                    .is_none() =>
+            {
+                id
+            }
             _ => Uuid::now_v7(),
         };
         let location = warehouse_location(table_id);
         let metadata = metadata_from_updates(table_id, &location, &change.updates)?;
         let metadata_location = metadata_file_location(&location, 0);
-        let file = TableLocation::parse(&metadata_location)
-            .ok_or_else(|| CommitError::Unavailable(format!("unparsable metadata location {metadata_location}")))?;
+        let file = TableLocation::parse(&metadata_location).ok_or_else(|| {
+            CommitError::Unavailable(format!("unparsable metadata location {metadata_location}"))
+        })?;
         let json = Bytes::from(
-            crate::metadata::metadata_json(&metadata).map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
+            crate::metadata::metadata_json(&metadata)
+                .map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
         );
         self.put_table_file(&file, json.clone()).await?;
-        let table = match self.insert_iceberg_table(namespace, table_id, name, &metadata_location, by).await {
+        let table = match self
+            .insert_iceberg_table(namespace, table_id, name, &metadata_location, by)
+            .await
+        {
             Ok(table) => table,
             Err(e) => {
                 self.discard_table_file(&file).await;
                 return Err(match e {
-                    CatalogError::AlreadyExists(_) => {
-                        CommitError::AlreadyExists("Requirement failed: table already exists".into())
-                    }
+                    CatalogError::AlreadyExists(_) => CommitError::AlreadyExists(
+                        "Requirement failed: table already exists".into(),
+                    ),
                     other => other.into(),
                 });
             }
         };
         let loaded = Arc::new(LoadedMetadata::new(metadata, json));
-        self.metadata_cache.insert(metadata_location.clone(), loaded.clone()).await;
-        Ok(IcebergTable { table, metadata_location, metadata: loaded })
+        self.metadata_cache
+            .insert(metadata_location.clone(), loaded.clone())
+            .await;
+        Ok(IcebergTable {
+            table,
+            metadata_location,
+            metadata: loaded,
+        })
     }
 }
 

@@ -38,7 +38,9 @@ impl CatalogError {
     pub(crate) fn from_store(err: StoreError, what: impl FnOnce() -> String) -> Self {
         match err {
             StoreError::NotFound => Self::NotFound(format!("{} does not exist", what())),
-            StoreError::AlreadyExists(_) => Self::AlreadyExists(format!("{} already exists", what())),
+            StoreError::AlreadyExists(_) => {
+                Self::AlreadyExists(format!("{} already exists", what()))
+            }
             StoreError::Conflict(msg) => Self::Conflict(msg),
             other => Self::Store(other),
         }

@@ -18,7 +18,8 @@ use crate::catalog::new_version_token;
 use crate::metadata_cache::LoadedMetadata;
 use crate::objects::{TableLocation, warehouse_location};
 use crate::{
-    AccountId, BucketArn, Catalog, CatalogError, Namespace, NamespaceName, NewTable, Table, TableDefinition, TableName, Tags,
+    AccountId, BucketArn, Catalog, CatalogError, Namespace, NamespaceName, NewTable, Table,
+    TableDefinition, TableName, Tags,
 };
 
 /// A table with its current Iceberg metadata.
@@ -76,8 +77,16 @@ pub(crate) async fn parse_metadata(json: Bytes) -> Result<TableMetadata, Catalog
 impl Catalog {
     /// The table `name` of a resolved namespace with its current metadata. `NotFound` when there is no such
     /// table, or when it has no metadata yet (created through the control plane without a schema).
-    pub async fn iceberg_table(&self, namespace: &Namespace, name: &TableName) -> Result<IcebergTable, CatalogError> {
-        let record = self.meta.table_by_name(namespace.id, name.as_str()).await?.ok_or_else(table_not_found)?;
+    pub async fn iceberg_table(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<IcebergTable, CatalogError> {
+        let record = self
+            .meta
+            .table_by_name(namespace.id, name.as_str())
+            .await?
+            .ok_or_else(table_not_found)?;
         let table = Self::table_from_record(&namespace.bucket, record)?;
         self.with_metadata(table).await
     }
@@ -107,7 +116,12 @@ impl Catalog {
         }
         let (bucket, record) = self
             .meta
-            .table_by_path(bucket.account.as_str(), bucket.name.as_str(), namespace.as_str(), name.as_str())
+            .table_by_path(
+                bucket.account.as_str(),
+                bucket.name.as_str(),
+                namespace.as_str(),
+                name.as_str(),
+            )
             .await?
             .ok_or_else(table_not_found)?;
         let bucket = self.bucket_from_record(bucket)?;
@@ -115,8 +129,16 @@ impl Catalog {
     }
 
     /// The table row `name` of a resolved namespace, without reading its metadata (HEAD).
-    pub async fn table_in(&self, namespace: &Namespace, name: &TableName) -> Result<Table, CatalogError> {
-        let record = self.meta.table_by_name(namespace.id, name.as_str()).await?.ok_or_else(table_not_found)?;
+    pub async fn table_in(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<Table, CatalogError> {
+        let record = self
+            .meta
+            .table_by_name(namespace.id, name.as_str())
+            .await?
+            .ok_or_else(table_not_found)?;
         Self::table_from_record(&namespace.bucket, record)
     }
 
@@ -129,28 +151,40 @@ impl Catalog {
             )));
         };
         let metadata = self.read_table_metadata(&location).await?;
-        Ok(IcebergTable { table, metadata_location: location, metadata })
+        Ok(IcebergTable {
+            table,
+            metadata_location: location,
+            metadata,
+        })
     }
 
     /// Reads and parses a metadata file, or takes it from the cache. Files are immutable once written, so the
     /// location is the cache key.
-    pub async fn read_table_metadata(&self, location: &str) -> Result<Arc<LoadedMetadata>, CatalogError> {
+    pub async fn read_table_metadata(
+        &self,
+        location: &str,
+    ) -> Result<Arc<LoadedMetadata>, CatalogError> {
         if let Some(hit) = self.metadata_cache.get(location).await {
             return Ok(hit);
         }
         let file = TableLocation::parse(location).ok_or_else(|| {
-            CatalogError::Internal(format!("metadata location {location} is not inside a table's storage"))
+            CatalogError::Internal(format!(
+                "metadata location {location} is not inside a table's storage"
+            ))
         })?;
         if location.ends_with(".gz.metadata.json") {
-            return Err(CatalogError::Internal(format!("gzip-compressed metadata {location} is not supported")));
+            return Err(CatalogError::Internal(format!(
+                "gzip-compressed metadata {location} is not supported"
+            )));
         }
-        let json = self
-            .read_table_file(&file)
-            .await?
-            .ok_or_else(|| CatalogError::Internal(format!("metadata file {location} does not exist")))?;
+        let json = self.read_table_file(&file).await?.ok_or_else(|| {
+            CatalogError::Internal(format!("metadata file {location} does not exist"))
+        })?;
         let metadata = parse_metadata(json.clone()).await?;
         let loaded = Arc::new(LoadedMetadata::new(metadata, json));
-        self.metadata_cache.insert(location.to_string(), loaded.clone()).await;
+        self.metadata_cache
+            .insert(location.to_string(), loaded.clone())
+            .await;
         Ok(loaded)
     }
 
@@ -173,13 +207,24 @@ impl Catalog {
             storage_class: None,
             tags: Tags::default(),
         };
-        let table = self.create_table(&namespace.bucket.arn, &namespace.name, new, by).await?;
+        let table = self
+            .create_table(&namespace.bucket.arn, &namespace.name, new, by)
+            .await?;
         self.with_metadata(table).await
     }
 
     /// `AlreadyExists` when a view of the namespace has the name: tables and views share one name space.
-    pub(crate) async fn check_no_view(&self, namespace: &Namespace, name: &TableName) -> Result<(), CatalogError> {
-        if self.meta.view_by_name(namespace.id, name.as_str()).await?.is_some() {
+    pub(crate) async fn check_no_view(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<(), CatalogError> {
+        if self
+            .meta
+            .view_by_name(namespace.id, name.as_str())
+            .await?
+            .is_some()
+        {
             return Err(CatalogError::AlreadyExists(format!(
                 "View with same name already exists: {}.{name}",
                 namespace.name
@@ -200,9 +245,19 @@ impl Catalog {
         // The client writes data files before it commits the create: its storage must resolve already.
         let owner = &namespace.bucket.arn;
         self.meta
-            .record_detached_storage(table_id, owner.account.as_str(), owner.name.as_str(), "staged", Utc::now())
+            .record_detached_storage(
+                table_id,
+                owner.account.as_str(),
+                owner.name.as_str(),
+                "staged",
+                Utc::now(),
+            )
             .await?;
-        Ok(StagedTable { table_id, location, metadata })
+        Ok(StagedTable {
+            table_id,
+            location,
+            metadata,
+        })
     }
 
     /// Inserts the row of a table whose first metadata file is already written, with the bucket's default
@@ -232,18 +287,22 @@ impl Catalog {
             modified_by: by.to_string(),
         };
         self.meta.insert_table(&record).await.map_err(|e| match e {
-            StoreError::AlreadyExists(_) => {
-                CatalogError::AlreadyExists("A table with an identical name already exists in the namespace.".into())
+            StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(
+                "A table with an identical name already exists in the namespace.".into(),
+            ),
+            StoreError::NotFound => {
+                CatalogError::NotFound("The specified namespace does not exist.".into())
             }
-            StoreError::NotFound => CatalogError::NotFound("The specified namespace does not exist.".into()),
             other => other.into(),
         })?;
         // A staged create or a registered dropped table has a row again.
         self.meta.forget_detached_storage(table_id).await?;
         let encryption = self.bucket_encryption(&namespace.bucket).await?;
-        self.set_setting(table_id, AttributeKey::Encryption, &encryption).await?;
+        self.set_setting(table_id, AttributeKey::Encryption, &encryption)
+            .await?;
         let storage_class = self.bucket_storage_class(&namespace.bucket).await?;
-        self.set_setting(table_id, AttributeKey::StorageClass, &storage_class).await?;
+        self.set_setting(table_id, AttributeKey::StorageClass, &storage_class)
+            .await?;
         Self::table_from_record(&namespace.bucket, record)
     }
 
@@ -265,8 +324,16 @@ impl Catalog {
                 "metadata-location {metadata_location} is not inside a table's storage (s3://<uuid>--table-s3/…)"
             ))
         })?;
-        if self.meta.table_by_name(namespace.id, name.as_str()).await?.is_some() {
-            return Err(CatalogError::AlreadyExists(format!("Table already exists: {}.{name}", namespace.name)));
+        if self
+            .meta
+            .table_by_name(namespace.id, name.as_str())
+            .await?
+            .is_some()
+        {
+            return Err(CatalogError::AlreadyExists(format!(
+                "Table already exists: {}.{name}",
+                namespace.name
+            )));
         }
         self.check_no_view(namespace, name).await?;
         let table_id = match self.meta.table_by_id(file.table_id).await? {
@@ -278,17 +345,27 @@ impl Catalog {
                 )));
             }
         };
-        let json = self
-            .read_table_file(&file)
-            .await?
-            .ok_or_else(|| CatalogError::invalid(format!("metadata file {metadata_location} does not exist")))?;
-        let metadata = serde_json::from_slice::<TableMetadata>(&json)
-            .map_err(|e| CatalogError::invalid(format!("{metadata_location} is not valid table metadata: {e}")))?;
+        let json = self.read_table_file(&file).await?.ok_or_else(|| {
+            CatalogError::invalid(format!("metadata file {metadata_location} does not exist"))
+        })?;
+        let metadata = serde_json::from_slice::<TableMetadata>(&json).map_err(|e| {
+            CatalogError::invalid(format!(
+                "{metadata_location} is not valid table metadata: {e}"
+            ))
+        })?;
         let location = file.uri();
-        let table = self.insert_iceberg_table(namespace, table_id, name, &location, by).await?;
+        let table = self
+            .insert_iceberg_table(namespace, table_id, name, &location, by)
+            .await?;
         let loaded = Arc::new(LoadedMetadata::new(metadata, json));
-        self.metadata_cache.insert(location.clone(), loaded.clone()).await;
-        Ok(IcebergTable { table, metadata_location: location, metadata: loaded })
+        self.metadata_cache
+            .insert(location.clone(), loaded.clone())
+            .await;
+        Ok(IcebergTable {
+            table,
+            metadata_location: location,
+            metadata: loaded,
+        })
     }
 
     /// Drops a table of a resolved namespace. With [`DropMode::Purge`] its storage is deleted in the background
@@ -299,11 +376,19 @@ impl Catalog {
         name: &TableName,
         mode: DropMode,
     ) -> Result<Table, CatalogError> {
-        let record = self.meta.table_by_name(namespace.id, name.as_str()).await?.ok_or_else(table_not_found)?;
-        let deleted = self.meta.delete_table(record.id, None).await.map_err(|e| match e {
-            StoreError::NotFound => table_not_found(),
-            other => other.into(),
-        })?;
+        let record = self
+            .meta
+            .table_by_name(namespace.id, name.as_str())
+            .await?
+            .ok_or_else(table_not_found)?;
+        let deleted = self
+            .meta
+            .delete_table(record.id, None)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => table_not_found(),
+                other => other.into(),
+            })?;
         let table = Self::table_from_record(&namespace.bucket, deleted)?;
         match mode {
             DropMode::Purge => self.spawn_purge(table.id),
@@ -311,7 +396,13 @@ impl Catalog {
             DropMode::KeepFiles => {
                 let owner = &table.bucket.arn;
                 self.meta
-                    .record_detached_storage(table.id, owner.account.as_str(), owner.name.as_str(), "dropped", Utc::now())
+                    .record_detached_storage(
+                        table.id,
+                        owner.account.as_str(),
+                        owner.name.as_str(),
+                        "dropped",
+                        Utc::now(),
+                    )
                     .await?;
             }
         }
@@ -324,7 +415,9 @@ impl Catalog {
         // Rows first: once they are gone nothing of the table is visible, so a crash mid-way leaves only
         // unreferenced blobs.
         let objects = self.meta.delete_table_objects(table_id).await?;
-        self.blobs.delete_prefix(&format!("tables/{table_id}")).await?;
+        self.blobs
+            .delete_prefix(&format!("tables/{table_id}"))
+            .await?;
         self.meta.forget_detached_storage(table_id).await?;
         Ok(objects)
     }
@@ -335,8 +428,12 @@ impl Catalog {
         let catalog = self.clone();
         tokio::spawn(async move {
             match catalog.purge_table_storage(table_id).await {
-                Ok(count) => tracing::info!(%table_id, files = count, "purged the storage of a dropped table"),
-                Err(e) => tracing::warn!(%table_id, error = %e, "could not purge the storage of a dropped table"),
+                Ok(count) => {
+                    tracing::info!(%table_id, files = count, "purged the storage of a dropped table")
+                }
+                Err(e) => {
+                    tracing::warn!(%table_id, error = %e, "could not purge the storage of a dropped table")
+                }
             }
         });
     }

@@ -27,13 +27,29 @@ const SWEEP_EVERY: u8 = 64;
 
 impl Catalog {
     /// The unexpired answer remembered for `key` of `account`, if any.
-    pub async fn remembered_reply(&self, account: &AccountId, key: &str) -> Result<Option<RememberedReply>, CatalogError> {
-        let record = self.meta.idempotency_record(account.as_str(), key, Utc::now()).await?;
-        Ok(record.map(|r| RememberedReply { fingerprint: r.fingerprint, status: r.status, body: r.body }))
+    pub async fn remembered_reply(
+        &self,
+        account: &AccountId,
+        key: &str,
+    ) -> Result<Option<RememberedReply>, CatalogError> {
+        let record = self
+            .meta
+            .idempotency_record(account.as_str(), key, Utc::now())
+            .await?;
+        Ok(record.map(|r| RememberedReply {
+            fingerprint: r.fingerprint,
+            status: r.status,
+            body: r.body,
+        }))
     }
 
     /// Remembers the answer to `key` of `account` (the first one wins if two race).
-    pub async fn remember_reply(&self, account: &AccountId, key: &str, reply: RememberedReply) -> Result<(), CatalogError> {
+    pub async fn remember_reply(
+        &self,
+        account: &AccountId,
+        key: &str,
+        reply: RememberedReply,
+    ) -> Result<(), CatalogError> {
         let now = Utc::now();
         let record = IdempotencyRecord {
             scope: account.to_string(),

@@ -32,43 +32,46 @@ mod reads;
 mod settings;
 mod storage_class;
 mod table;
+mod table_files;
 mod tagging;
 mod views;
 
 pub use arn::{AccountId, ArnFlavor, BucketArn, ResourceArn, TableArn};
 pub use bucket::{NewBucket, TableBucket};
 pub use catalog::{Catalog, CatalogConfig};
+pub use checksum::{Checksum, ChecksumAlgorithm, ChecksumType};
 pub use commit::{CommitError, TableChange};
 pub use commit_observer::CommitObserver;
 pub use error::CatalogError;
 pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
 pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedReply};
+pub use listing::{ListRequest, Listing, MAX_LIST_KEYS};
 pub use maintenance::TableMaintenanceUpdate;
 pub use metadata::{TableDefinition, metadata_json};
 pub use metadata_cache::{LoadedMetadata, SnapshotRefInfo};
+pub use multipart::{
+    CompleteRequest, CompletedPart, MAX_LIST_PARTS, MAX_PART_BYTES, MAX_PART_NUMBER,
+    MIN_PART_BYTES, Part, PartListing, Upload, UploadListRequest, UploadListing,
+};
 pub use names::{BucketName, NamespaceName, TableName};
 pub use namespace::Namespace;
-pub use checksum::{Checksum, ChecksumAlgorithm, ChecksumType};
-pub use listing::{ListRequest, Listing, MAX_LIST_KEYS};
-pub use multipart::{
-    CompleteRequest, CompletedPart, MAX_LIST_PARTS, MAX_PART_BYTES, MAX_PART_NUMBER, MIN_PART_BYTES, Part, PartListing,
-    Upload, UploadListRequest, UploadListing,
-};
+pub use namespace_properties::PropertiesUpdate;
 pub use object_error::{BodyError, ObjectError};
 pub use object_io::{
-    ByteStream, ChecksumClaim, MAX_PUT_BYTES, ObjectAttributes, ObjectBody, ObjectInfo, ObjectStream, ObjectView,
-    PutCondition, PutOptions, TableStorage,
+    ByteStream, ChecksumClaim, MAX_PUT_BYTES, ObjectAttributes, ObjectBody, ObjectInfo,
+    ObjectStream, ObjectView, PutCondition, PutOptions, TableStorage,
 };
 pub use objects::{MAX_KEY_BYTES, ObjectKey, TableLocation, warehouse_location};
-pub use reads::{ByteRange, EtagCondition, Preconditions, ReadRequest};
-pub use namespace_properties::PropertiesUpdate;
 pub use pagination::{ContinuationToken, Page, PageRequest};
+pub use reads::{ByteRange, EtagCondition, Preconditions, ReadRequest};
 pub use settings::{
-    BucketMaintenance, CompactionSettings, JobConfig, CompactionStrategy, Encryption, JobState, JobStatus, MaintenanceJobType,
-    MaintenanceStatus, MetricsConfiguration, ResourcePolicy, SnapshotManagementSettings, SseAlgorithm, StorageClass,
-    TableMaintenance, Tags, UnreferencedFileRemovalSettings,
+    BucketMaintenance, CompactionSettings, CompactionStrategy, Encryption, JobConfig, JobState,
+    JobStatus, MaintenanceJobType, MaintenanceStatus, MetricsConfiguration, ResourcePolicy,
+    SnapshotManagementSettings, SseAlgorithm, StorageClass, TableMaintenance, Tags,
+    UnreferencedFileRemovalSettings,
 };
 pub use table::{NewTable, Table, TableRef};
+pub use table_files::MAX_TABLE_FILE_RANGE;
 pub use views::{IcebergView, ViewChange, ViewDefinition, ViewRequirement};
 
 /// The Iceberg spec types the catalog's commit API takes (iceberg-rust), re-exported so that surfaces parse

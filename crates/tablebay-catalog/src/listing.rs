@@ -45,7 +45,11 @@ pub struct Listing {
 
 impl Catalog {
     /// Lists the objects of a table's storage.
-    pub async fn list_objects(&self, table: &TableStorage, request: &ListRequest) -> Result<Listing, ObjectError> {
+    pub async fn list_objects(
+        &self,
+        table: &TableStorage,
+        request: &ListRequest,
+    ) -> Result<Listing, ObjectError> {
         let prefix = request.prefix.as_str();
         let delimiter = request.delimiter.as_deref().filter(|d| !d.is_empty());
         let max = request.max_keys.min(MAX_LIST_KEYS) as usize;
@@ -59,7 +63,10 @@ impl Catalog {
         let mut last: Option<String> = None;
         let mut count = 0usize;
         'pages: while let Some(from) = start.take() {
-            let range = KeyRange { start: Some(from.as_start()), end: end.as_deref() };
+            let range = KeyRange {
+                start: Some(from.as_start()),
+                end: end.as_deref(),
+            };
             let records = self.meta.list_objects(table.table_id, range, BATCH).await?;
             let full_batch = records.len() == BATCH as usize;
             for record in records {
@@ -115,9 +122,16 @@ fn start_of(prefix: &str, delimiter: Option<&str>, after: Option<&str>) -> Optio
     match after {
         Some(after) if after >= prefix => {
             let rolled_up = delimiter.is_some_and(|d| {
-                after.strip_prefix(prefix).and_then(|rest| rest.find(d).map(|i| i + d.len())) == Some(after.len() - prefix.len())
+                after
+                    .strip_prefix(prefix)
+                    .and_then(|rest| rest.find(d).map(|i| i + d.len()))
+                    == Some(after.len() - prefix.len())
             });
-            if rolled_up { prefix_end(after).map(Start::AtOrAfter) } else { Some(Start::After(after.to_string())) }
+            if rolled_up {
+                prefix_end(after).map(Start::AtOrAfter)
+            } else {
+                Some(Start::After(after.to_string()))
+            }
         }
         _ => Some(Start::AtOrAfter(prefix.to_string())),
     }
@@ -155,18 +169,39 @@ mod tests {
         assert_eq!(prefix_end("\u{10FFFF}"), None);
         for p in ["a/", "x\u{7F}", "é", "日本"] {
             let end = prefix_end(p).unwrap();
-            assert!(format!("{p}\u{10FFFF}\u{10FFFF}").as_str() < end.as_str(), "{p}");
+            assert!(
+                format!("{p}\u{10FFFF}\u{10FFFF}").as_str() < end.as_str(),
+                "{p}"
+            );
             assert!(p < end.as_str());
         }
     }
 
     #[test]
     fn starts() {
-        assert_eq!(start_of("p/", None, None), Some(Start::AtOrAfter("p/".into())));
-        assert_eq!(start_of("p/", None, Some("a")), Some(Start::AtOrAfter("p/".into())));
-        assert_eq!(start_of("p/", None, Some("p/x")), Some(Start::After("p/x".into())));
-        assert_eq!(start_of("p/", Some("/"), Some("p/x/")), Some(Start::AtOrAfter("p/x0".into())));
-        assert_eq!(start_of("p/", Some("/"), Some("p/x/y")), Some(Start::After("p/x/y".into())));
-        assert_eq!(start_of("", Some("/"), Some("a/")), Some(Start::AtOrAfter("a0".into())));
+        assert_eq!(
+            start_of("p/", None, None),
+            Some(Start::AtOrAfter("p/".into()))
+        );
+        assert_eq!(
+            start_of("p/", None, Some("a")),
+            Some(Start::AtOrAfter("p/".into()))
+        );
+        assert_eq!(
+            start_of("p/", None, Some("p/x")),
+            Some(Start::After("p/x".into()))
+        );
+        assert_eq!(
+            start_of("p/", Some("/"), Some("p/x/")),
+            Some(Start::AtOrAfter("p/x0".into()))
+        );
+        assert_eq!(
+            start_of("p/", Some("/"), Some("p/x/y")),
+            Some(Start::After("p/x/y".into()))
+        );
+        assert_eq!(
+            start_of("", Some("/"), Some("a/")),
+            Some(Start::AtOrAfter("a0".into()))
+        );
     }
 }

@@ -11,10 +11,10 @@ use tablebay_store::meta::AttributeKey;
 
 use crate::objects::TableLocation;
 use crate::settings::JobConfig;
-use crate::IcebergTable;
 use crate::{
-    BucketArn, BucketMaintenance, Catalog, CatalogError, CompactionSettings, JobState, JobStatus, MaintenanceJobType,
-    MaintenanceStatus, SnapshotManagementSettings, Table, TableMaintenance, TableRef, UnreferencedFileRemovalSettings,
+    BucketArn, BucketMaintenance, Catalog, CatalogError, CompactionSettings, JobState, JobStatus,
+    MaintenanceJobType, MaintenanceStatus, SnapshotManagementSettings, Table, TableMaintenance,
+    TableRef, UnreferencedFileRemovalSettings,
 };
 
 /// One PutTableMaintenanceConfiguration: the job type and its whole new value.
@@ -28,9 +28,15 @@ pub enum TableMaintenanceUpdate {
 
 impl Catalog {
     /// The bucket's maintenance configuration, defaults filled in.
-    pub async fn bucket_maintenance(&self, bucket: &BucketArn) -> Result<BucketMaintenance, CatalogError> {
+    pub async fn bucket_maintenance(
+        &self,
+        bucket: &BucketArn,
+    ) -> Result<BucketMaintenance, CatalogError> {
         let bucket = self.bucket(bucket).await?;
-        Ok(self.setting(bucket.id, AttributeKey::Maintenance).await?.unwrap_or_default())
+        Ok(self
+            .setting(bucket.id, AttributeKey::Maintenance)
+            .await?
+            .unwrap_or_default())
     }
 
     /// Replaces the bucket's `icebergUnreferencedFileRemoval` configuration.
@@ -40,25 +46,41 @@ impl Catalog {
         config: JobConfig<UnreferencedFileRemovalSettings>,
     ) -> Result<(), CatalogError> {
         let bucket = self.bucket(bucket).await?;
-        let maintenance = BucketMaintenance { unreferenced_file_removal: config };
-        self.set_setting(bucket.id, AttributeKey::Maintenance, &maintenance).await
+        let maintenance = BucketMaintenance {
+            unreferenced_file_removal: config,
+        };
+        self.set_setting(bucket.id, AttributeKey::Maintenance, &maintenance)
+            .await
     }
 
     /// The table's maintenance configuration, defaults filled in.
-    pub async fn table_maintenance(&self, table: &TableRef) -> Result<(Table, TableMaintenance), CatalogError> {
+    pub async fn table_maintenance(
+        &self,
+        table: &TableRef,
+    ) -> Result<(Table, TableMaintenance), CatalogError> {
         let table = self.table(table).await?;
-        let maintenance = self.setting(table.id, AttributeKey::Maintenance).await?.unwrap_or_default();
+        let maintenance = self
+            .setting(table.id, AttributeKey::Maintenance)
+            .await?
+            .unwrap_or_default();
         Ok((table, maintenance))
     }
 
     /// Replaces one job type's configuration of the table.
-    pub async fn put_table_maintenance(&self, table: &TableRef, update: TableMaintenanceUpdate) -> Result<(), CatalogError> {
+    pub async fn put_table_maintenance(
+        &self,
+        table: &TableRef,
+        update: TableMaintenanceUpdate,
+    ) -> Result<(), CatalogError> {
         let (table, mut maintenance) = self.table_maintenance(table).await?;
         match update {
             TableMaintenanceUpdate::Compaction(config) => maintenance.compaction = config,
-            TableMaintenanceUpdate::SnapshotManagement(config) => maintenance.snapshot_management = config,
+            TableMaintenanceUpdate::SnapshotManagement(config) => {
+                maintenance.snapshot_management = config
+            }
         }
-        self.set_setting(table.id, AttributeKey::Maintenance, &maintenance).await
+        self.set_setting(table.id, AttributeKey::Maintenance, &maintenance)
+            .await
     }
 
     /// Every job type's status for the table: `Disabled` when configured off, else the outcome of the last run
@@ -71,9 +93,18 @@ impl Catalog {
         let bucket_maintenance: BucketMaintenance =
             self.setting(table.bucket.id, AttributeKey::Maintenance).await?.unwrap_or_default();
         let configured = [
-            (MaintenanceJobType::IcebergCompaction, maintenance.compaction.status),
-            (MaintenanceJobType::IcebergSnapshotManagement, maintenance.snapshot_management.status),
-            (MaintenanceJobType::IcebergUnreferencedFileRemoval, bucket_maintenance.unreferenced_file_removal.status),
+            (
+                MaintenanceJobType::IcebergCompaction,
+                maintenance.compaction.status,
+            ),
+            (
+                MaintenanceJobType::IcebergSnapshotManagement,
+                maintenance.snapshot_management.status,
+            ),
+            (
+                MaintenanceJobType::IcebergUnreferencedFileRemoval,
+                bucket_maintenance.unreferenced_file_removal.status,
+            ),
         ];
         let mut status = BTreeMap::new();
         for (job, enabled) in configured {
@@ -108,11 +139,6 @@ impl Catalog {
         let Some(bucket) = self.meta.bucket_by_id(record.bucket_id).await? else { return Ok(None) };
         let bucket = self.bucket_from_record(bucket)?;
         Self::table_from_record(&bucket, record).map(Some)
-    }
-
-    /// The table with its current metadata (`NotFound` when it has none yet).
-    pub async fn load_iceberg_table(&self, table: Table) -> Result<IcebergTable, CatalogError> {
-        self.with_metadata(table).await
     }
 
     /// The whole content of a file in a table's storage (a manifest list, a manifest), `None` when absent.

@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use iceberg::spec::{FormatVersion, Schema, SortOrder, TableMetadata, TableMetadataBuilder, UnboundPartitionSpec};
+use iceberg::spec::{
+    FormatVersion, Schema, SortOrder, TableMetadata, TableMetadataBuilder, UnboundPartitionSpec,
+};
 use uuid::Uuid;
 
 use crate::CatalogError;
@@ -52,30 +54,50 @@ impl TableDefinition {
             .map(serde_json::from_value::<SortOrder>)
             .transpose()
             .map_err(|e| CatalogError::invalid(format!("Invalid sort order: {e}")))?;
-        Ok(Self { schema, partition_spec, sort_order, properties: properties.into_iter().collect() })
+        Ok(Self {
+            schema,
+            partition_spec,
+            sort_order,
+            properties: properties.into_iter().collect(),
+        })
     }
 
     /// The first metadata of the table `table_id` at `location`; the Iceberg table UUID is the table id.
-    pub(crate) fn build_metadata(self, table_id: Uuid, location: &str) -> Result<TableMetadata, CatalogError> {
-        let invalid = |e: iceberg::Error| CatalogError::invalid(format!("Invalid table metadata: {}", e.message()));
+    pub(crate) fn build_metadata(
+        self,
+        table_id: Uuid,
+        location: &str,
+    ) -> Result<TableMetadata, CatalogError> {
+        let invalid = |e: iceberg::Error| {
+            CatalogError::invalid(format!("Invalid table metadata: {}", e.message()))
+        };
         let mut properties = self.properties;
         let format_version = match properties.remove("format-version").as_deref() {
             None | Some("2") => FormatVersion::V2,
             Some("1") => FormatVersion::V1,
             Some("3") => FormatVersion::V3,
-            Some(other) => return Err(CatalogError::invalid(format!("Unsupported format-version '{other}'"))),
+            Some(other) => {
+                return Err(CatalogError::invalid(format!(
+                    "Unsupported format-version '{other}'"
+                )));
+            }
         };
         properties.retain(|k, _| !RESERVED_PROPERTIES.contains(&k.as_str()));
         let builder = TableMetadataBuilder::new(
             self.schema,
-            self.partition_spec.unwrap_or_else(|| UnboundPartitionSpec::builder().build()),
+            self.partition_spec
+                .unwrap_or_else(|| UnboundPartitionSpec::builder().build()),
             self.sort_order.unwrap_or_else(SortOrder::unsorted_order),
             location.to_string(),
             format_version,
             properties,
         )
         .map_err(invalid)?;
-        Ok(builder.assign_uuid(table_id).build().map_err(invalid)?.metadata)
+        Ok(builder
+            .assign_uuid(table_id)
+            .build()
+            .map_err(invalid)?
+            .metadata)
     }
 }
 
@@ -86,7 +108,11 @@ pub fn metadata_json<T: serde::Serialize>(metadata: &T) -> Result<Vec<u8>, serde
     let mut doc = serde_json::to_value(metadata)?;
     let order_by = |doc: &mut serde_json::Value, list: &str, keys: &[&str]| {
         if let Some(items) = doc.get_mut(list).and_then(serde_json::Value::as_array_mut) {
-            items.sort_by_key(|item| keys.iter().map(|k| item.get(*k).and_then(serde_json::Value::as_i64)).collect::<Vec<_>>());
+            items.sort_by_key(|item| {
+                keys.iter()
+                    .map(|k| item.get(*k).and_then(serde_json::Value::as_i64))
+                    .collect::<Vec<_>>()
+            });
         }
     };
     order_by(&mut doc, "schemas", &["schema-id"]);
@@ -99,7 +125,11 @@ pub fn metadata_json<T: serde::Serialize>(metadata: &T) -> Result<Vec<u8>, serde
 
 /// `<location>/metadata/<NNNNN>-<uuid>.metadata.json`, Java's naming (`reference/iceberg-rest.md` §3).
 pub(crate) fn metadata_file_location(location: &str, version: u64) -> String {
-    format!("{}/metadata/{version:05}-{}.metadata.json", location.trim_end_matches('/'), Uuid::new_v4())
+    format!(
+        "{}/metadata/{version:05}-{}.metadata.json",
+        location.trim_end_matches('/'),
+        Uuid::new_v4()
+    )
 }
 
 #[cfg(test)]
@@ -112,13 +142,21 @@ mod tests {
             {"id": 7, "name": "id", "type": "long", "required": true},
             {"id": 9, "name": "ts", "type": "timestamp", "required": false},
             {"id": 11, "name": "price", "type": "decimal(10,2)", "required": false}]});
-        let spec = serde_json::json!({"fields": [{"source-id": 9, "transform": "day", "name": "ts_day"}]});
+        let spec =
+            serde_json::json!({"fields": [{"source-id": 9, "transform": "day", "name": "ts_day"}]});
         let id = Uuid::new_v4();
-        let def = TableDefinition::from_iceberg_json(schema, Some(spec), None, BTreeMap::new()).unwrap();
+        let def =
+            TableDefinition::from_iceberg_json(schema, Some(spec), None, BTreeMap::new()).unwrap();
         let metadata = def.build_metadata(id, "s3://x--table-s3").unwrap();
         assert_eq!(metadata.format_version(), FormatVersion::V2);
         assert_eq!(metadata.uuid(), id);
-        let field_ids: Vec<i32> = metadata.current_schema().as_struct().fields().iter().map(|f| f.id).collect();
+        let field_ids: Vec<i32> = metadata
+            .current_schema()
+            .as_struct()
+            .fields()
+            .iter()
+            .map(|f| f.id)
+            .collect();
         assert_eq!(field_ids, vec![1, 2, 3]);
         let spec = metadata.default_partition_spec();
         assert_eq!(spec.fields()[0].source_id, 2);
@@ -131,7 +169,13 @@ mod tests {
         assert!(TableDefinition::from_iceberg_json(bad_type, None, None, BTreeMap::new()).is_err());
         let schema = serde_json::json!({"type": "struct", "fields": [{"id": 1, "name": "x", "type": "long", "required": true}]});
         let bad_spec = serde_json::json!({"fields": [{"source-id": 42, "transform": "identity", "name": "p"}]});
-        let def = TableDefinition::from_iceberg_json(schema.clone(), Some(bad_spec), None, BTreeMap::new()).unwrap();
+        let def = TableDefinition::from_iceberg_json(
+            schema.clone(),
+            Some(bad_spec),
+            None,
+            BTreeMap::new(),
+        )
+        .unwrap();
         assert!(def.build_metadata(Uuid::new_v4(), "s3://x").is_err());
         let props = BTreeMap::from([("format-version".to_string(), "9".to_string())]);
         let def = TableDefinition::from_iceberg_json(schema, None, None, props).unwrap();

@@ -36,7 +36,11 @@ impl LoadedMetadata {
     /// Wraps a parsed metadata document and the bytes it was parsed from (or serialized to).
     pub(crate) fn new(metadata: TableMetadata, json: Bytes) -> Self {
         let refs = refs_of(&json);
-        Self { metadata, json, refs }
+        Self {
+            metadata,
+            json,
+            refs,
+        }
     }
 }
 
@@ -58,16 +62,34 @@ struct RefWire {
 
 /// The refs of a metadata document; a v1 document without `refs` has an implicit `main` at its current snapshot.
 fn refs_of(json: &[u8]) -> HashMap<String, SnapshotRefInfo> {
-    let Ok(doc) = serde_json::from_slice::<RefsOnly>(json) else { return HashMap::new() };
+    let Ok(doc) = serde_json::from_slice::<RefsOnly>(json) else {
+        return HashMap::new();
+    };
     match doc.refs {
         Some(refs) => refs
             .into_iter()
-            .map(|(name, r)| (name, SnapshotRefInfo { snapshot_id: r.snapshot_id, is_branch: r.kind != "tag" }))
+            .map(|(name, r)| {
+                (
+                    name,
+                    SnapshotRefInfo {
+                        snapshot_id: r.snapshot_id,
+                        is_branch: r.kind != "tag",
+                    },
+                )
+            })
             .collect(),
         None => doc
             .current_snapshot_id
             .filter(|id| *id != -1)
-            .map(|id| ("main".to_string(), SnapshotRefInfo { snapshot_id: id, is_branch: true }))
+            .map(|id| {
+                (
+                    "main".to_string(),
+                    SnapshotRefInfo {
+                        snapshot_id: id,
+                        is_branch: true,
+                    },
+                )
+            })
             .into_iter()
             .collect(),
     }
@@ -81,7 +103,9 @@ pub(crate) struct MetadataCache {
 
 impl std::fmt::Debug for MetadataCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MetadataCache").field("entries", &self.inner.entry_count()).finish()
+        f.debug_struct("MetadataCache")
+            .field("entries", &self.inner.entry_count())
+            .finish()
     }
 }
 

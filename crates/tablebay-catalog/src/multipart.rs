@@ -13,7 +13,9 @@ use tablebay_store::meta::{BlobSegment, ObjectRecord, PartRecord, StoredChecksum
 use uuid::Uuid;
 
 use crate::checksum::{self, Checksum, ChecksumAlgorithm, ChecksumType};
-use crate::object_io::{ObjectAttributes, ObjectBody, ObjectInfo, PutCondition, TableStorage, object_info};
+use crate::object_io::{
+    ObjectAttributes, ObjectBody, ObjectInfo, PutCondition, TableStorage, object_info,
+};
 use crate::{Catalog, ObjectError, ObjectKey};
 
 /// Largest part: 5 GiB.
@@ -142,7 +144,8 @@ impl Catalog {
                 }
                 if kind == ChecksumType::Composite && algorithm == ChecksumAlgorithm::Crc64Nvme {
                     return Err(ObjectError::Invalid(
-                        "The COMPOSITE checksum type cannot be used with the CRC64NVME algorithm.".to_string(),
+                        "The COMPOSITE checksum type cannot be used with the CRC64NVME algorithm."
+                            .to_string(),
                     ));
                 }
                 Some((algorithm, kind))
@@ -165,9 +168,16 @@ impl Catalog {
     }
 
     /// The upload `upload_id` of `key` in this table; `NoSuchUpload` if it is gone or belongs elsewhere.
-    async fn upload_of(&self, table: &TableStorage, key: &ObjectKey, upload_id: &str) -> Result<UploadRecord, ObjectError> {
+    async fn upload_of(
+        &self,
+        table: &TableStorage,
+        key: &ObjectKey,
+        upload_id: &str,
+    ) -> Result<UploadRecord, ObjectError> {
         match self.meta.upload(upload_id).await? {
-            Some(upload) if upload.table_id == table.table_id && upload.key == key.as_str() => Ok(upload),
+            Some(upload) if upload.table_id == table.table_id && upload.key == key.as_str() => {
+                Ok(upload)
+            }
             _ => Err(ObjectError::NoSuchUpload),
         }
     }
@@ -187,7 +197,11 @@ impl Catalog {
             )));
         }
         let upload = self.upload_of(table, key, upload_id).await?;
-        let upload_algorithm = upload.checksum_algorithm.as_deref().map(str::parse::<ChecksumAlgorithm>).transpose()?;
+        let upload_algorithm = upload
+            .checksum_algorithm
+            .as_deref()
+            .map(str::parse::<ChecksumAlgorithm>)
+            .transpose()?;
         let claimed = body.checksum.as_ref().map(|(algorithm, _)| *algorithm);
         if let (Some(want), Some(got)) = (upload_algorithm, claimed)
             && want != got
@@ -200,8 +214,12 @@ impl Catalog {
         }
         let algorithm = upload_algorithm.or(claimed);
         let algorithms: Vec<ChecksumAlgorithm> = algorithm.into_iter().collect();
-        let ingested = self.ingest(table.table_id, body, MAX_PART_BYTES, &algorithms).await?;
-        let checksum_value = algorithm.and_then(|a| ingested.digests.checksum(a)).map(checksum::base64);
+        let ingested = self
+            .ingest(table.table_id, body, MAX_PART_BYTES, &algorithms)
+            .await?;
+        let checksum_value = algorithm
+            .and_then(|a| ingested.digests.checksum(a))
+            .map(checksum::base64);
         let record = PartRecord {
             upload_id: upload_id.to_string(),
             part_number,
@@ -240,13 +258,22 @@ impl Catalog {
         request: CompleteRequest,
     ) -> Result<ObjectInfo, ObjectError> {
         if request.parts.is_empty() {
-            return Err(ObjectError::MalformedXml("You must specify at least one part".to_string()));
+            return Err(ObjectError::MalformedXml(
+                "You must specify at least one part".to_string(),
+            ));
         }
-        if request.parts.windows(2).any(|w| matches!(w, [a, b] if a.part_number >= b.part_number)) {
+        if request
+            .parts
+            .windows(2)
+            .any(|w| matches!(w, [a, b] if a.part_number >= b.part_number))
+        {
             return Err(ObjectError::InvalidPartOrder);
         }
         let upload = self.upload_of(table, key, upload_id).await?;
-        let stored = self.meta.list_parts(upload_id, 0, MAX_PART_NUMBER + 1).await?;
+        let stored = self
+            .meta
+            .list_parts(upload_id, 0, MAX_PART_NUMBER + 1)
+            .await?;
         let mut chosen = Vec::with_capacity(request.parts.len());
         let last_index = request.parts.len() - 1;
         for listed in &request.parts {
@@ -257,7 +284,10 @@ impl Catalog {
                     listed.part_number
                 ))
             };
-            let part = stored.iter().find(|p| p.part_number == listed.part_number).ok_or_else(invalid)?;
+            let part = stored
+                .iter()
+                .find(|p| p.part_number == listed.part_number)
+                .ok_or_else(invalid)?;
             if listed.etag.trim().trim_matches('"') != part.etag {
                 return Err(invalid());
             }
@@ -270,7 +300,11 @@ impl Catalog {
             chosen.push(part);
         }
         // Sizes only once every listed part is known to exist, as S3 reports InvalidPart first.
-        if chosen.iter().take(last_index).any(|part| part.size < MIN_PART_BYTES) {
+        if chosen
+            .iter()
+            .take(last_index)
+            .any(|part| part.size < MIN_PART_BYTES)
+        {
             return Err(ObjectError::EntityTooSmall);
         }
         let size: u64 = chosen.iter().map(|p| p.size).sum();
@@ -291,34 +325,62 @@ impl Catalog {
             user_metadata: upload.user_metadata,
             checksum,
             parts_count: u32::try_from(chosen.len()).ok(),
-            blobs: chosen.iter().map(|p| BlobSegment { key: p.blob_key.clone(), size: p.size }).collect(),
+            blobs: chosen
+                .iter()
+                .map(|p| BlobSegment {
+                    key: p.blob_key.clone(),
+                    size: p.size,
+                })
+                .collect(),
             created_at: now,
             modified_at: now,
         };
-        let expected: Vec<(u32, String)> = chosen.iter().map(|p| (p.part_number, p.blob_key.clone())).collect();
+        let expected: Vec<(u32, String)> = chosen
+            .iter()
+            .map(|p| (p.part_number, p.blob_key.clone()))
+            .collect();
         let condition = match request.condition {
             PutCondition::Always => tablebay_store::meta::WriteCondition::Always,
             PutCondition::IfAbsent => tablebay_store::meta::WriteCondition::IfAbsent,
-            PutCondition::IfMatch(etag) => tablebay_store::meta::WriteCondition::IfEtag(etag.trim_matches('"').to_string()),
+            PutCondition::IfMatch(etag) => {
+                tablebay_store::meta::WriteCondition::IfEtag(etag.trim_matches('"').to_string())
+            }
         };
-        let completed = self.meta.complete_upload(upload_id, &expected, &record, &condition).await.map_err(|e| match e {
-            StoreError::NotFound => ObjectError::NoSuchUpload,
-            other => other.into(),
-        })?;
+        let completed = self
+            .meta
+            .complete_upload(upload_id, &expected, &record, &condition)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => ObjectError::NoSuchUpload,
+                other => other.into(),
+            })?;
         self.unlink_later(completed.replaced);
         self.delete_blobs_now(completed.unused_parts).await;
         object_info(record)
     }
 
     /// AbortMultipartUpload: deletes the upload and its parts.
-    pub async fn abort_upload(&self, table: &TableStorage, key: &ObjectKey, upload_id: &str) -> Result<(), ObjectError> {
+    pub async fn abort_upload(
+        &self,
+        table: &TableStorage,
+        key: &ObjectKey,
+        upload_id: &str,
+    ) -> Result<(), ObjectError> {
         self.upload_of(table, key, upload_id).await?;
-        let keys = self.meta.abort_upload(upload_id).await.map_err(|e| match e {
-            StoreError::NotFound => ObjectError::NoSuchUpload,
-            other => other.into(),
-        })?;
+        let keys = self
+            .meta
+            .abort_upload(upload_id)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => ObjectError::NoSuchUpload,
+                other => other.into(),
+            })?;
         // A part upload racing the abort may still be reading its blob's row: give it the grace period.
-        self.unlink_later(keys.into_iter().map(|key| BlobSegment { key, size: 0 }).collect());
+        self.unlink_later(
+            keys.into_iter()
+                .map(|key| BlobSegment { key, size: 0 })
+                .collect(),
+        );
         Ok(())
     }
 
@@ -336,29 +398,62 @@ impl Catalog {
         let mut records = self.meta.list_parts(upload_id, marker, max + 1).await?;
         let truncated = records.len() > max as usize;
         records.truncate(max as usize);
-        let parts = records.into_iter().map(part_from_record).collect::<Result<Vec<_>, _>>()?;
-        let next_marker = if truncated { parts.last().map(|p| p.part_number) } else { None };
-        Ok(PartListing { upload: Some(upload_from_record(upload)?), parts, truncated, next_marker })
+        let parts = records
+            .into_iter()
+            .map(part_from_record)
+            .collect::<Result<Vec<_>, _>>()?;
+        let next_marker = if truncated {
+            parts.last().map(|p| p.part_number)
+        } else {
+            None
+        };
+        Ok(PartListing {
+            upload: Some(upload_from_record(upload)?),
+            parts,
+            truncated,
+            next_marker,
+        })
     }
 
     /// ListMultipartUploads: uploads in progress in the table, by key then upload id.
-    pub async fn list_uploads(&self, table: &TableStorage, request: &UploadListRequest) -> Result<UploadListing, ObjectError> {
+    pub async fn list_uploads(
+        &self,
+        table: &TableStorage,
+        request: &UploadListRequest,
+    ) -> Result<UploadListing, ObjectError> {
         let max = request.max_uploads.min(MAX_LIST_PARTS);
         let prefix = (!request.prefix.is_empty()).then_some(request.prefix.as_str());
         let end = prefix.and_then(crate::listing::prefix_end);
-        let marker = request.key_marker.as_deref().map(|key| (key, request.upload_id_marker.as_deref()));
-        let mut records = self.meta.list_uploads(table.table_id, prefix, end.as_deref(), marker, max + 1).await?;
+        let marker = request
+            .key_marker
+            .as_deref()
+            .map(|key| (key, request.upload_id_marker.as_deref()));
+        let mut records = self
+            .meta
+            .list_uploads(table.table_id, prefix, end.as_deref(), marker, max + 1)
+            .await?;
         let truncated = records.len() > max as usize;
         records.truncate(max as usize);
-        let uploads = records.into_iter().map(upload_from_record).collect::<Result<Vec<_>, _>>()?;
-        let next_marker =
-            if truncated { uploads.last().map(|u| (u.key.clone(), u.upload_id.clone())) } else { None };
-        Ok(UploadListing { uploads, truncated, next_marker })
+        let uploads = records
+            .into_iter()
+            .map(upload_from_record)
+            .collect::<Result<Vec<_>, _>>()?;
+        let next_marker = if truncated {
+            uploads.last().map(|u| (u.key.clone(), u.upload_id.clone()))
+        } else {
+            None
+        };
+        Ok(UploadListing {
+            uploads,
+            truncated,
+            next_marker,
+        })
     }
 
     /// Aborts every upload started more than `max_age` ago; returns how many. Run periodically by the server.
     pub async fn expire_uploads(&self, max_age: Duration) -> Result<usize, ObjectError> {
-        let age = chrono::Duration::from_std(max_age).map_err(|e| ObjectError::Internal(e.to_string()))?;
+        let age = chrono::Duration::from_std(max_age)
+            .map_err(|e| ObjectError::Internal(e.to_string()))?;
         let cutoff = Utc::now() - age;
         let mut expired = 0;
         loop {
@@ -388,10 +483,20 @@ fn object_checksum(
     parts: &[&PartRecord],
     claimed: Option<&(ChecksumAlgorithm, String)>,
 ) -> Result<Option<StoredChecksum>, ObjectError> {
-    let Some(algorithm) = upload.checksum_algorithm.as_deref().map(str::parse::<ChecksumAlgorithm>).transpose()? else {
+    let Some(algorithm) = upload
+        .checksum_algorithm
+        .as_deref()
+        .map(str::parse::<ChecksumAlgorithm>)
+        .transpose()?
+    else {
         return Ok(None);
     };
-    let kind = upload.checksum_type.as_deref().map(str::parse::<ChecksumType>).transpose()?.unwrap_or(ChecksumType::Composite);
+    let kind = upload
+        .checksum_type
+        .as_deref()
+        .map(str::parse::<ChecksumType>)
+        .transpose()?
+        .unwrap_or(ChecksumType::Composite);
     let raw: Vec<(Vec<u8>, u64)> = parts
         .iter()
         .map(|p| {
@@ -400,16 +505,23 @@ fn object_checksum(
                 .filter(|_| p.checksum_algorithm.as_deref() == Some(algorithm.as_str()))
                 .and_then(|v| algorithm.decode(v))
                 .map(|raw| (raw, p.size))
-                .ok_or_else(|| ObjectError::InvalidPart(format!("Part {} has no {algorithm} checksum", p.part_number)))
+                .ok_or_else(|| {
+                    ObjectError::InvalidPart(format!(
+                        "Part {} has no {algorithm} checksum",
+                        p.part_number
+                    ))
+                })
         })
         .collect::<Result<_, _>>()?;
     let value = match kind {
-        ChecksumType::Composite => {
-            checksum::composite_checksum(algorithm, &raw.into_iter().map(|(raw, _)| raw).collect::<Vec<_>>())
-        }
+        ChecksumType::Composite => checksum::composite_checksum(
+            algorithm,
+            &raw.into_iter().map(|(raw, _)| raw).collect::<Vec<_>>(),
+        ),
         ChecksumType::FullObject => {
-            let combined = checksum::combined_crc(algorithm, &raw)
-                .ok_or_else(|| ObjectError::Internal(format!("cannot combine {algorithm} checksums")))?;
+            let combined = checksum::combined_crc(algorithm, &raw).ok_or_else(|| {
+                ObjectError::Internal(format!("cannot combine {algorithm} checksums"))
+            })?;
             checksum::base64(&combined)
         }
     };
@@ -420,12 +532,24 @@ fn object_checksum(
             return Err(ObjectError::ChecksumMismatch(*claimed_algorithm));
         }
     }
-    Ok(Some(StoredChecksum { algorithm: algorithm.as_str().to_string(), value, kind: kind.as_str().to_string() }))
+    Ok(Some(StoredChecksum {
+        algorithm: algorithm.as_str().to_string(),
+        value,
+        kind: kind.as_str().to_string(),
+    }))
 }
 
 fn upload_from_record(record: UploadRecord) -> Result<Upload, ObjectError> {
-    let algorithm = record.checksum_algorithm.as_deref().map(str::parse::<ChecksumAlgorithm>).transpose()?;
-    let kind = record.checksum_type.as_deref().map(str::parse::<ChecksumType>).transpose()?;
+    let algorithm = record
+        .checksum_algorithm
+        .as_deref()
+        .map(str::parse::<ChecksumAlgorithm>)
+        .transpose()?;
+    let kind = record
+        .checksum_type
+        .as_deref()
+        .map(str::parse::<ChecksumType>)
+        .transpose()?;
     Ok(Upload {
         upload_id: record.upload_id,
         key: record.key,
@@ -437,9 +561,11 @@ fn upload_from_record(record: UploadRecord) -> Result<Upload, ObjectError> {
 
 fn part_from_record(record: PartRecord) -> Result<Part, ObjectError> {
     let checksum = match (record.checksum_algorithm.as_deref(), record.checksum_value) {
-        (Some(algorithm), Some(value)) => {
-            Some(Checksum { algorithm: algorithm.parse()?, value, kind: ChecksumType::FullObject })
-        }
+        (Some(algorithm), Some(value)) => Some(Checksum {
+            algorithm: algorithm.parse()?,
+            value,
+            kind: ChecksumType::FullObject,
+        }),
         _ => None,
     };
     Ok(Part {

@@ -30,17 +30,27 @@ impl BucketName {
     /// Validates a table bucket name: 3–63 characters of `a-z`, `0-9` and `-`, starting and ending with a letter or
     /// digit, none of the reserved prefixes and suffixes.
     pub fn parse(name: &str) -> Result<Self, CatalogError> {
-        let bad = |why: &str| Err(CatalogError::invalid(format!("Invalid table bucket name '{name}': {why}")));
+        let bad = |why: &str| {
+            Err(CatalogError::invalid(format!(
+                "Invalid table bucket name '{name}': {why}"
+            )))
+        };
         if !(3..=63).contains(&name.len()) {
             return bad("must be between 3 and 63 characters long");
         }
-        if !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
             return bad("may contain only lowercase letters, digits and hyphens");
         }
         if !starts_and_ends_alphanumeric(name) {
             return bad("must begin and end with a letter or digit");
         }
-        if let Some(p) = BUCKET_RESERVED_PREFIXES.iter().find(|p| name.starts_with(*p)) {
+        if let Some(p) = BUCKET_RESERVED_PREFIXES
+            .iter()
+            .find(|p| name.starts_with(*p))
+        {
             return bad(&format!("must not start with '{p}'"));
         }
         if let Some(s) = BUCKET_RESERVED_SUFFIXES.iter().find(|s| name.ends_with(*s)) {
@@ -57,11 +67,18 @@ impl BucketName {
 
 /// Shared rule of namespace and table names: 1–255 of `a-z`, `0-9`, `_`, starting and ending with a letter or digit.
 fn check_lower_underscore(kind: &str, name: &str) -> Result<(), CatalogError> {
-    let bad = |why: &str| Err(CatalogError::invalid(format!("Invalid {kind} name '{name}': {why}")));
+    let bad = |why: &str| {
+        Err(CatalogError::invalid(format!(
+            "Invalid {kind} name '{name}': {why}"
+        )))
+    };
     if !(1..=255).contains(&name.len()) {
         return bad("must be between 1 and 255 characters long");
     }
-    if !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    {
         return bad("may contain only lowercase letters, digits and underscores");
     }
     if !starts_and_ends_alphanumeric(name) {
@@ -75,7 +92,9 @@ impl NamespaceName {
     pub fn parse(name: &str) -> Result<Self, CatalogError> {
         check_lower_underscore("namespace", name)?;
         if name.starts_with("aws") {
-            return Err(CatalogError::invalid(format!("Invalid namespace name '{name}': must not start with 'aws'")));
+            return Err(CatalogError::invalid(format!(
+                "Invalid namespace name '{name}': must not start with 'aws'"
+            )));
         }
         Ok(Self(name.to_string()))
     }

@@ -7,7 +7,9 @@ use tablebay_store::StoreError;
 use tablebay_store::meta::NamespaceRecord;
 use uuid::Uuid;
 
-use crate::{AccountId, BucketArn, Catalog, CatalogError, NamespaceName, Page, PageRequest, TableBucket};
+use crate::{
+    AccountId, BucketArn, Catalog, CatalogError, NamespaceName, Page, PageRequest, TableBucket,
+};
 
 /// A namespace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,7 +33,10 @@ fn not_found() -> CatalogError {
 }
 
 impl Catalog {
-    fn namespace_from_record(bucket: &TableBucket, record: NamespaceRecord) -> Result<Namespace, CatalogError> {
+    fn namespace_from_record(
+        bucket: &TableBucket,
+        record: NamespaceRecord,
+    ) -> Result<Namespace, CatalogError> {
         Ok(Namespace {
             id: record.id,
             bucket: bucket.clone(),
@@ -59,37 +64,69 @@ impl Catalog {
             created_by: created_by.to_string(),
             properties,
         };
-        self.meta.insert_namespace(&record).await.map_err(|e| match e {
-            StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(
-                "A namespace with an identical name already exists in the bucket.".to_string(),
-            ),
-            StoreError::NotFound => CatalogError::NotFound("The specified bucket does not exist.".to_string()),
-            other => other.into(),
-        })?;
+        self.meta
+            .insert_namespace(&record)
+            .await
+            .map_err(|e| match e {
+                StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(
+                    "A namespace with an identical name already exists in the bucket.".to_string(),
+                ),
+                StoreError::NotFound => {
+                    CatalogError::NotFound("The specified bucket does not exist.".to_string())
+                }
+                other => other.into(),
+            })?;
         Self::namespace_from_record(&bucket, record)
     }
 
     /// Resolves a namespace of a bucket.
-    pub async fn namespace(&self, bucket: &BucketArn, name: &NamespaceName) -> Result<Namespace, CatalogError> {
+    pub async fn namespace(
+        &self,
+        bucket: &BucketArn,
+        name: &NamespaceName,
+    ) -> Result<Namespace, CatalogError> {
         let bucket = self.bucket(bucket).await?;
         self.namespace_in(&bucket, name).await
     }
 
     /// Resolves a namespace of an already resolved bucket.
-    pub async fn namespace_in(&self, bucket: &TableBucket, name: &NamespaceName) -> Result<Namespace, CatalogError> {
-        let record = self.meta.namespace_by_name(bucket.id, name.as_str()).await?.ok_or_else(not_found)?;
+    pub async fn namespace_in(
+        &self,
+        bucket: &TableBucket,
+        name: &NamespaceName,
+    ) -> Result<Namespace, CatalogError> {
+        let record = self
+            .meta
+            .namespace_by_name(bucket.id, name.as_str())
+            .await?
+            .ok_or_else(not_found)?;
         Self::namespace_from_record(bucket, record)
     }
 
     /// Lists the namespaces of a bucket, by name.
-    pub async fn list_namespaces(&self, bucket: &BucketArn, page: &PageRequest) -> Result<Page<Namespace>, CatalogError> {
+    pub async fn list_namespaces(
+        &self,
+        bucket: &BucketArn,
+        page: &PageRequest,
+    ) -> Result<Page<Namespace>, CatalogError> {
         let bucket = self.bucket(bucket).await?;
         let after = page.token.as_ref().map(|t| t.key());
-        let records =
-            self.meta.list_namespaces(bucket.id, page.prefix.as_deref(), after.as_deref(), page.limit + 1).await?;
-        let namespaces =
-            records.into_iter().map(|r| Self::namespace_from_record(&bucket, r)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Page::from_overfetch(namespaces, page.limit, |n| n.name.to_string()))
+        let records = self
+            .meta
+            .list_namespaces(
+                bucket.id,
+                page.prefix.as_deref(),
+                after.as_deref(),
+                page.limit + 1,
+            )
+            .await?;
+        let namespaces = records
+            .into_iter()
+            .map(|r| Self::namespace_from_record(&bucket, r))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_overfetch(namespaces, page.limit, |n| {
+            n.name.to_string()
+        }))
     }
 
     /// Replaces a namespace's properties.
@@ -98,21 +135,31 @@ impl Catalog {
         namespace: &Namespace,
         properties: &BTreeMap<String, String>,
     ) -> Result<(), CatalogError> {
-        self.meta.set_namespace_properties(namespace.id, properties).await.map_err(|e| match e {
-            StoreError::NotFound => not_found(),
-            other => other.into(),
-        })
+        self.meta
+            .set_namespace_properties(namespace.id, properties)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => not_found(),
+                other => other.into(),
+            })
     }
 
     /// Deletes an empty namespace; `Conflict` while it still holds tables.
-    pub async fn delete_namespace(&self, bucket: &BucketArn, name: &NamespaceName) -> Result<(), CatalogError> {
+    pub async fn delete_namespace(
+        &self,
+        bucket: &BucketArn,
+        name: &NamespaceName,
+    ) -> Result<(), CatalogError> {
         let namespace = self.namespace(bucket, name).await?;
-        self.meta.delete_namespace(namespace.id).await.map_err(|e| match e {
-            StoreError::Conflict(_) => {
-                CatalogError::Conflict("The namespace that you tried to delete is not empty.".to_string())
-            }
-            StoreError::NotFound => not_found(),
-            other => other.into(),
-        })
+        self.meta
+            .delete_namespace(namespace.id)
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(_) => CatalogError::Conflict(
+                    "The namespace that you tried to delete is not empty.".to_string(),
+                ),
+                StoreError::NotFound => not_found(),
+                other => other.into(),
+            })
     }
 }

@@ -25,7 +25,9 @@ impl Catalog {
         updates: &BTreeMap<String, String>,
     ) -> Result<PropertiesUpdate, CatalogError> {
         if let Some(key) = removals.iter().find(|key| updates.contains_key(*key)) {
-            return Err(CatalogError::invalid(format!("Cannot remove and update the same key: {key}")));
+            return Err(CatalogError::invalid(format!(
+                "Cannot remove and update the same key: {key}"
+            )));
         }
         let mut properties = namespace.properties.clone();
         let mut report = PropertiesUpdate::default();
@@ -41,7 +43,8 @@ impl Catalog {
             report.updated.push(key.clone());
         }
         if !report.updated.is_empty() || !report.removed.is_empty() {
-            self.set_namespace_properties(namespace, &properties).await?;
+            self.set_namespace_properties(namespace, &properties)
+                .await?;
         }
         Ok(report)
     }

@@ -18,7 +18,9 @@ pub enum ObjectError {
     #[error("The specified key does not exist.")]
     NoSuchKey,
     /// The upload does not exist (never did, or was completed, aborted or expired).
-    #[error("The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed.")]
+    #[error(
+        "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed."
+    )]
     NoSuchUpload,
     /// The caller may not act on this table's data.
     #[error("{0}")]
@@ -92,7 +94,9 @@ impl From<CatalogError> for ObjectError {
             CatalogError::NotFound(_) => Self::NoSuchBucket,
             CatalogError::Invalid(message) => Self::Invalid(message),
             CatalogError::Denied(message) => Self::AccessDenied(message),
-            CatalogError::Conflict(message) | CatalogError::AlreadyExists(message) => Self::Conflict(message),
+            CatalogError::Conflict(message) | CatalogError::AlreadyExists(message) => {
+                Self::Conflict(message)
+            }
             CatalogError::Internal(message) => Self::Internal(message),
             CatalogError::Store(source) => Self::Store(source),
         }

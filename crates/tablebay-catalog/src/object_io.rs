@@ -18,7 +18,9 @@ use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use tablebay_store::meta::{BlobSegment, ObjectRecord, StoredChecksum, WriteCondition};
 use uuid::Uuid;
 
-use crate::checksum::{self, Checksum, ChecksumAlgorithm, ChecksumType, DigestValues, StreamHasher};
+use crate::checksum::{
+    self, Checksum, ChecksumAlgorithm, ChecksumType, DigestValues, StreamHasher,
+};
 use crate::objects::{TableLocation, new_blob_key};
 use crate::reads::{self, ReadRequest};
 use crate::{AccountId, BucketArn, BucketName, Catalog, ObjectError, ObjectKey, TableArn};
@@ -191,7 +193,11 @@ impl Catalog {
     /// existing table.
     pub async fn table_storage(&self, bucket: &str) -> Result<TableStorage, ObjectError> {
         let table_id = TableLocation::table_of_bucket(bucket).ok_or(ObjectError::NoSuchBucket)?;
-        let (account, bucket_name) = self.meta.table_owner(table_id).await?.ok_or(ObjectError::NoSuchBucket)?;
+        let (account, bucket_name) = self
+            .meta
+            .table_owner(table_id)
+            .await?
+            .ok_or(ObjectError::NoSuchBucket)?;
         let arn = TableArn {
             bucket: BucketArn {
                 flavor: self.config.flavor,
@@ -212,7 +218,8 @@ impl Catalog {
         body: ObjectBody,
         options: PutOptions,
     ) -> Result<ObjectInfo, ObjectError> {
-        self.put_object_row(table.table_id, key, body, options).await
+        self.put_object_row(table.table_id, key, body, options)
+            .await
     }
 
     /// [`Catalog::put_object`] by table id (the server's own writes skip the bucket resolution).
@@ -229,12 +236,17 @@ impl Catalog {
             .map(|(algorithm, _)| *algorithm)
             .or(options.checksum_algorithm)
             .unwrap_or(ChecksumAlgorithm::Crc64Nvme);
-        let ingested = self.ingest(table_id, body, MAX_PUT_BYTES, &[algorithm]).await?;
-        let checksum = ingested.digests.checksum(algorithm).map(|raw| StoredChecksum {
-            algorithm: algorithm.as_str().to_string(),
-            value: checksum::base64(raw),
-            kind: ChecksumType::FullObject.as_str().to_string(),
-        });
+        let ingested = self
+            .ingest(table_id, body, MAX_PUT_BYTES, &[algorithm])
+            .await?;
+        let checksum = ingested
+            .digests
+            .checksum(algorithm)
+            .map(|raw| StoredChecksum {
+                algorithm: algorithm.as_str().to_string(),
+                value: checksum::base64(raw),
+                kind: ChecksumType::FullObject.as_str().to_string(),
+            });
         let now = Utc::now();
         let record = ObjectRecord {
             table_id,
@@ -246,24 +258,33 @@ impl Catalog {
             user_metadata: options.attributes.user_metadata,
             checksum,
             parts_count: None,
-            blobs: vec![BlobSegment { key: ingested.blob_key, size: ingested.size }],
+            blobs: vec![BlobSegment {
+                key: ingested.blob_key,
+                size: ingested.size,
+            }],
             created_at: now,
             modified_at: now,
         };
-        self.commit_object(&record, &options.condition.to_store()).await?;
+        self.commit_object(&record, &options.condition.to_store())
+            .await?;
         object_info(record)
     }
 
     /// Makes `record` the current row of its key, then schedules deletion of what it replaced; on failure the
     /// record's own blobs are deleted (they were never visible).
-    pub(crate) async fn commit_object(&self, record: &ObjectRecord, condition: &WriteCondition) -> Result<(), ObjectError> {
+    pub(crate) async fn commit_object(
+        &self,
+        record: &ObjectRecord,
+        condition: &WriteCondition,
+    ) -> Result<(), ObjectError> {
         match self.meta.put_object(record, condition).await {
             Ok(replaced) => {
                 self.unlink_later(replaced);
                 Ok(())
             }
             Err(e) => {
-                self.delete_blobs_now(record.blobs.iter().map(|s| s.key.clone()).collect()).await;
+                self.delete_blobs_now(record.blobs.iter().map(|s| s.key.clone()).collect())
+                    .await;
                 Err(e.into())
             }
         }
@@ -276,7 +297,11 @@ impl Catalog {
         key: &ObjectKey,
         request: &ReadRequest,
     ) -> Result<ObjectView, ObjectError> {
-        let record = self.meta.object(table.table_id, key.as_str()).await?.ok_or(ObjectError::NoSuchKey)?;
+        let record = self
+            .meta
+            .object(table.table_id, key.as_str())
+            .await?
+            .ok_or(ObjectError::NoSuchKey)?;
         view(record, request).map(|(view, _)| view)
     }
 
@@ -288,14 +313,22 @@ impl Catalog {
         key: &ObjectKey,
         request: &ReadRequest,
     ) -> Result<(ObjectView, ObjectStream), ObjectError> {
-        let record = self.meta.object(table.table_id, key.as_str()).await?.ok_or(ObjectError::NoSuchKey)?;
+        let record = self
+            .meta
+            .object(table.table_id, key.as_str())
+            .await?
+            .ok_or(ObjectError::NoSuchKey)?;
         let (view, segments) = view(record, request)?;
         let stream = self.read_segments(segments, view.range.clone());
         Ok((view, stream))
     }
 
     /// The bytes `range` of an object stored as `segments`, read lazily segment by segment.
-    pub(crate) fn read_segments(&self, segments: Vec<BlobSegment>, range: Range<u64>) -> ObjectStream {
+    pub(crate) fn read_segments(
+        &self,
+        segments: Vec<BlobSegment>,
+        range: Range<u64>,
+    ) -> ObjectStream {
         let blobs = self.blobs.clone();
         futures::stream::iter(reads::pieces(&segments, range))
             .then(move |(key, range)| {
@@ -308,12 +341,20 @@ impl Catalog {
     }
 
     /// DeleteObject: removes the object at `key` if there is one (deleting a missing key is not an error).
-    pub async fn delete_object(&self, table: &TableStorage, key: &ObjectKey) -> Result<(), ObjectError> {
+    pub async fn delete_object(
+        &self,
+        table: &TableStorage,
+        key: &ObjectKey,
+    ) -> Result<(), ObjectError> {
         self.delete_object_row(table.table_id, key).await
     }
 
     /// [`Catalog::delete_object`] by table id.
-    pub(crate) async fn delete_object_row(&self, table_id: Uuid, key: &ObjectKey) -> Result<(), ObjectError> {
+    pub(crate) async fn delete_object_row(
+        &self,
+        table_id: Uuid,
+        key: &ObjectKey,
+    ) -> Result<(), ObjectError> {
         if let Some(record) = self.meta.delete_object(table_id, key.as_str()).await? {
             self.unlink_later(record.blobs);
         }
@@ -322,7 +363,11 @@ impl Catalog {
 
     /// DeleteObjects: deletes the keys in one transaction, reporting each outcome (a malformed key fails alone;
     /// a missing key is deleted, as in S3).
-    pub async fn delete_objects(&self, table: &TableStorage, keys: &[String]) -> Vec<(String, Result<(), ObjectError>)> {
+    pub async fn delete_objects(
+        &self,
+        table: &TableStorage,
+        keys: &[String],
+    ) -> Vec<(String, Result<(), ObjectError>)> {
         let mut outcomes = Vec::with_capacity(keys.len());
         let mut valid = Vec::with_capacity(keys.len());
         for key in keys {
@@ -333,14 +378,23 @@ impl Catalog {
         }
         match self.meta.delete_objects(table.table_id, &valid).await {
             Ok(deleted) => {
-                self.unlink_later(deleted.into_iter().flat_map(|record| record.blobs).collect());
+                self.unlink_later(
+                    deleted
+                        .into_iter()
+                        .flat_map(|record| record.blobs)
+                        .collect(),
+                );
                 outcomes.extend(valid.iter().map(|key| (key.to_string(), Ok(()))));
             }
             Err(e) => {
                 let e = ObjectError::from(e);
                 tracing::warn!(error = %e, "DeleteObjects failed");
                 let message = e.to_string();
-                outcomes.extend(valid.iter().map(|key| (key.to_string(), Err(ObjectError::Internal(message.clone())))));
+                outcomes.extend(
+                    valid
+                        .iter()
+                        .map(|key| (key.to_string(), Err(ObjectError::Internal(message.clone())))),
+                );
             }
         }
         outcomes
@@ -359,9 +413,15 @@ impl Catalog {
     ) -> Result<ObjectInfo, ObjectError> {
         let (view, stream) = self.get_object(source.0, source.1, request).await?;
         if view.partial {
-            return Err(ObjectError::Invalid("CopyObject copies whole objects".to_string()));
+            return Err(ObjectError::Invalid(
+                "CopyObject copies whole objects".to_string(),
+            ));
         }
-        let algorithm = view.info.checksum.as_ref().map_or(ChecksumAlgorithm::Crc64Nvme, |c| c.algorithm);
+        let algorithm = view
+            .info
+            .checksum
+            .as_ref()
+            .map_or(ChecksumAlgorithm::Crc64Nvme, |c| c.algorithm);
         let body = ObjectBody {
             stream: stream.map_err(|e| Box::new(e) as crate::BodyError).boxed(),
             content_length: Some(view.info.size),
@@ -389,13 +449,20 @@ impl Catalog {
         if body.content_length.is_some_and(|len| len > max_size) {
             return Err(ObjectError::EntityTooLarge(max_size));
         }
-        let content_md5 = body.content_md5.as_deref().map(checksum::decode_content_md5).transpose()?;
+        let content_md5 = body
+            .content_md5
+            .as_deref()
+            .map(checksum::decode_content_md5)
+            .transpose()?;
         let mut algorithms = algorithms.to_vec();
         if let Some((algorithm, claim)) = &body.checksum {
             if let ChecksumClaim::Header(value) = claim
                 && algorithm.decode(value).is_none()
             {
-                return Err(ObjectError::Invalid(format!("Value for {} header is invalid.", algorithm.header_name())));
+                return Err(ObjectError::Invalid(format!(
+                    "Value for {} header is invalid.",
+                    algorithm.header_name()
+                )));
             }
             algorithms.push(*algorithm);
         }
@@ -419,13 +486,26 @@ impl Catalog {
         .await;
         drop(stream);
         let verified = match streamed {
-            Ok(()) => verify(hasher, size, body.content_length, content_md5, body.checksum).await,
+            Ok(()) => {
+                verify(
+                    hasher,
+                    size,
+                    body.content_length,
+                    content_md5,
+                    body.checksum,
+                )
+                .await
+            }
             Err(e) => Err(e),
         };
         match verified {
             Ok(digests) => {
                 writer.finish().await?;
-                Ok(Ingested { blob_key, size, digests })
+                Ok(Ingested {
+                    blob_key,
+                    size,
+                    digests,
+                })
             }
             Err(e) => {
                 writer.abort().await;
@@ -442,7 +522,9 @@ impl Catalog {
         let catalog = self.clone();
         tokio::spawn(async move {
             tokio::time::sleep(UNLINKED_BLOB_GRACE).await;
-            catalog.delete_blobs_now(segments.into_iter().map(|s| s.key).collect()).await;
+            catalog
+                .delete_blobs_now(segments.into_iter().map(|s| s.key).collect())
+                .await;
         });
     }
 
@@ -476,12 +558,15 @@ async fn verify(
         let value = match claim {
             ChecksumClaim::Header(value) => value,
             ChecksumClaim::Trailer(read) => read().ok_or_else(|| {
-                ObjectError::Invalid(format!("The {} trailer was declared but not sent", algorithm.header_name()))
+                ObjectError::Invalid(format!(
+                    "The {} trailer was declared but not sent",
+                    algorithm.header_name()
+                ))
             })?,
         };
-        let claimed = algorithm
-            .decode(&value)
-            .ok_or_else(|| ObjectError::Invalid(format!("Value for {} is invalid.", algorithm.header_name())))?;
+        let claimed = algorithm.decode(&value).ok_or_else(|| {
+            ObjectError::Invalid(format!("Value for {} is invalid.", algorithm.header_name()))
+        })?;
         if digests.checksum(algorithm) != Some(claimed.as_slice()) {
             return Err(ObjectError::ChecksumMismatch(algorithm));
         }
@@ -490,11 +575,23 @@ async fn verify(
 }
 
 /// The view `request` asks of `record`, and the record's segments to read it from.
-fn view(record: ObjectRecord, request: &ReadRequest) -> Result<(ObjectView, Vec<BlobSegment>), ObjectError> {
-    request.preconditions.check(&record.etag, record.modified_at)?;
+fn view(
+    record: ObjectRecord,
+    request: &ReadRequest,
+) -> Result<(ObjectView, Vec<BlobSegment>), ObjectError> {
+    request
+        .preconditions
+        .check(&record.etag, record.modified_at)?;
     let (range, partial) = reads::select(request, &record.blobs, record.size, record.parts_count)?;
     let segments = record.blobs.clone();
-    Ok((ObjectView { info: object_info(record)?, range, partial }, segments))
+    Ok((
+        ObjectView {
+            info: object_info(record)?,
+            range,
+            partial,
+        },
+        segments,
+    ))
 }
 
 /// The client-facing view of a stored object.
@@ -502,7 +599,10 @@ pub(crate) fn object_info(record: ObjectRecord) -> Result<ObjectInfo, ObjectErro
     let checksum = match record.checksum {
         None => None,
         Some(stored) => Some(Checksum {
-            algorithm: stored.algorithm.parse().map_err(|_| bad_row(&stored.algorithm))?,
+            algorithm: stored
+                .algorithm
+                .parse()
+                .map_err(|_| bad_row(&stored.algorithm))?,
             kind: stored.kind.parse().map_err(|_| bad_row(&stored.kind))?,
             value: stored.value,
         }),
@@ -523,5 +623,7 @@ pub(crate) fn object_info(record: ObjectRecord) -> Result<ObjectInfo, ObjectErro
 }
 
 fn bad_row(value: &str) -> ObjectError {
-    ObjectError::Internal(format!("stored object has an unknown checksum field {value:?}"))
+    ObjectError::Internal(format!(
+        "stored object has an unknown checksum field {value:?}"
+    ))
 }

@@ -22,17 +22,28 @@ impl ObjectKey {
     /// Validates a key as the client sent it (already percent-decoded by the surface).
     pub fn parse(key: &str) -> Result<Self, ObjectError> {
         if key.is_empty() {
-            return Err(ObjectError::Invalid("The object key must not be empty".to_string()));
+            return Err(ObjectError::Invalid(
+                "The object key must not be empty".to_string(),
+            ));
         }
         if key.len() > MAX_KEY_BYTES {
-            return Err(ObjectError::Invalid(format!("The object key is longer than {MAX_KEY_BYTES} bytes")));
+            return Err(ObjectError::Invalid(format!(
+                "The object key is longer than {MAX_KEY_BYTES} bytes"
+            )));
         }
         if key.chars().any(char::is_control) {
-            return Err(ObjectError::Invalid("The object key contains a control character".to_string()));
+            return Err(ObjectError::Invalid(
+                "The object key contains a control character".to_string(),
+            ));
         }
         // `\` is a separator to some stores and file systems: check its segments too.
-        if key.split(['/', '\\']).any(|segment| segment == "." || segment == "..") {
-            return Err(ObjectError::Invalid("The object key must not contain '.' or '..' segments".to_string()));
+        if key
+            .split(['/', '\\'])
+            .any(|segment| segment == "." || segment == "..")
+        {
+            return Err(ObjectError::Invalid(
+                "The object key must not contain '.' or '..' segments".to_string(),
+            ));
         }
         Ok(Self(key.to_string()))
     }
@@ -76,14 +87,23 @@ impl TableLocation {
     /// Parses `s3://<table-id>--table-s3/<key>` (also `s3a://` and `oss://`, which some engines write); `None` for
     /// anything that is not inside a table's storage or whose key could escape it.
     pub fn parse(uri: &str) -> Option<Self> {
-        let rest = ["s3://", "s3a://", "oss://"].iter().find_map(|scheme| uri.strip_prefix(scheme))?;
+        let rest = ["s3://", "s3a://", "oss://"]
+            .iter()
+            .find_map(|scheme| uri.strip_prefix(scheme))?;
         let (bucket, key) = rest.split_once('/')?;
         let table_id = Self::table_of_bucket(bucket)?;
         let key = key.trim_start_matches('/');
-        if key.is_empty() || key.split('/').any(|segment| segment == ".." || segment == ".") {
+        if key.is_empty()
+            || key
+                .split('/')
+                .any(|segment| segment == ".." || segment == ".")
+        {
             return None;
         }
-        Some(Self { table_id, key: key.to_string() })
+        Some(Self {
+            table_id,
+            key: key.to_string(),
+        })
     }
 
     /// The table whose storage bucket is named `bucket` (`<table-id>--table-s3`, the id in its canonical
@@ -143,10 +163,16 @@ mod tests {
     #[test]
     fn parses_table_locations() {
         let id = Uuid::parse_str("8ab7b6a8-1c2d-4e5f-9a0b-123456789abc").unwrap();
-        let loc = TableLocation::parse(&format!("s3://{id}--table-s3/metadata/00000-x.metadata.json")).unwrap();
+        let loc = TableLocation::parse(&format!(
+            "s3://{id}--table-s3/metadata/00000-x.metadata.json"
+        ))
+        .unwrap();
         assert_eq!(loc.table_id, id);
         assert_eq!(loc.key, "metadata/00000-x.metadata.json");
-        assert_eq!(loc.blob_key(), format!("tables/{id}/metadata/00000-x.metadata.json"));
+        assert_eq!(
+            loc.blob_key(),
+            format!("tables/{id}/metadata/00000-x.metadata.json")
+        );
         assert_eq!(TableLocation::parse(&loc.uri()), Some(loc));
         for bad in [
             "s3://bucket/key".to_string(),

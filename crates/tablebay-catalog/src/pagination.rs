@@ -29,7 +29,11 @@ impl ContinuationToken {
         }
         let bytes = URL_SAFE_NO_PAD.decode(token).map_err(|_| invalid())?;
         let text = String::from_utf8(bytes).map_err(|_| invalid())?;
-        if text.starts_with(TOKEN_VERSION) { Ok(Self(token.to_string())) } else { Err(invalid()) }
+        if text.starts_with(TOKEN_VERSION) {
+            Ok(Self(token.to_string()))
+        } else {
+            Err(invalid())
+        }
     }
 
     /// The sort key after which the next page starts.
@@ -73,15 +77,25 @@ impl PageRequest {
         let limit = match limit {
             None => Self::MAX_LIMIT,
             Some(n) if (1..=i64::from(Self::MAX_LIMIT)).contains(&n) => n as u32,
-            Some(n) => return Err(CatalogError::invalid(format!("The page size must be between 1 and 1000, got {n}"))),
+            Some(n) => {
+                return Err(CatalogError::invalid(format!(
+                    "The page size must be between 1 and 1000, got {n}"
+                )));
+            }
         };
         if let Some(prefix) = &prefix
             && (prefix.is_empty() || prefix.len() > max_prefix)
         {
-            return Err(CatalogError::invalid(format!("prefix must be between 1 and {max_prefix} characters long")));
+            return Err(CatalogError::invalid(format!(
+                "prefix must be between 1 and {max_prefix} characters long"
+            )));
         }
         let token = token.map(ContinuationToken::parse).transpose()?;
-        Ok(Self { prefix, token, limit })
+        Ok(Self {
+            prefix,
+            token,
+            limit,
+        })
     }
 }
 
@@ -96,11 +110,17 @@ pub struct Page<T> {
 
 impl<T> Page<T> {
     /// Builds a page from up to `limit + 1` fetched items: the extra one only proves there is more.
-    pub(crate) fn from_overfetch(mut items: Vec<T>, limit: u32, key: impl Fn(&T) -> String) -> Self {
+    pub(crate) fn from_overfetch(
+        mut items: Vec<T>,
+        limit: u32,
+        key: impl Fn(&T) -> String,
+    ) -> Self {
         let limit = limit as usize;
         let next = if items.len() > limit {
             items.truncate(limit);
-            items.last().map(|last| ContinuationToken::after(&key(last)))
+            items
+                .last()
+                .map(|last| ContinuationToken::after(&key(last)))
         } else {
             None
         };

@@ -9,7 +9,9 @@ impl Catalog {
     async fn policy_of(&self, id: Uuid, what: &str) -> Result<ResourcePolicy, CatalogError> {
         match self.meta.attribute(id, AttributeKey::Policy).await? {
             Some(text) => ResourcePolicy::parse(&text),
-            None => Err(CatalogError::NotFound(format!("The specified {what} policy does not exist."))),
+            None => Err(CatalogError::NotFound(format!(
+                "The specified {what} policy does not exist."
+            ))),
         }
     }
 
@@ -17,7 +19,9 @@ impl Catalog {
         if self.meta.delete_attribute(id, AttributeKey::Policy).await? {
             Ok(())
         } else {
-            Err(CatalogError::NotFound(format!("The specified {what} policy does not exist.")))
+            Err(CatalogError::NotFound(format!(
+                "The specified {what} policy does not exist."
+            )))
         }
     }
 
@@ -28,9 +32,15 @@ impl Catalog {
     }
 
     /// Sets the bucket's policy.
-    pub async fn put_bucket_policy(&self, bucket: &BucketArn, policy: &ResourcePolicy) -> Result<(), CatalogError> {
+    pub async fn put_bucket_policy(
+        &self,
+        bucket: &BucketArn,
+        policy: &ResourcePolicy,
+    ) -> Result<(), CatalogError> {
         let bucket = self.bucket(bucket).await?;
-        self.meta.set_attribute(bucket.id, AttributeKey::Policy, policy.as_str()).await?;
+        self.meta
+            .set_attribute(bucket.id, AttributeKey::Policy, policy.as_str())
+            .await?;
         Ok(())
     }
 
@@ -47,9 +57,15 @@ impl Catalog {
     }
 
     /// Sets the table's policy.
-    pub async fn put_table_policy(&self, table: &TableRef, policy: &ResourcePolicy) -> Result<(), CatalogError> {
+    pub async fn put_table_policy(
+        &self,
+        table: &TableRef,
+        policy: &ResourcePolicy,
+    ) -> Result<(), CatalogError> {
         let table = self.table(table).await?;
-        self.meta.set_attribute(table.id, AttributeKey::Policy, policy.as_str()).await?;
+        self.meta
+            .set_attribute(table.id, AttributeKey::Policy, policy.as_str())
+            .await?;
         Ok(())
     }
 

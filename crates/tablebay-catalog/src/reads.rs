@@ -47,8 +47,12 @@ impl Preconditions {
     pub fn check(&self, etag: &str, modified: DateTime<Utc>) -> Result<(), ObjectError> {
         let modified = modified.timestamp();
         match (&self.if_match, self.if_unmodified_since) {
-            (Some(condition), _) if !condition.matches(etag) => return Err(ObjectError::PreconditionFailed),
-            (None, Some(since)) if modified > since.timestamp() => return Err(ObjectError::PreconditionFailed),
+            (Some(condition), _) if !condition.matches(etag) => {
+                return Err(ObjectError::PreconditionFailed);
+            }
+            (None, Some(since)) if modified > since.timestamp() => {
+                return Err(ObjectError::PreconditionFailed);
+            }
             _ => {}
         }
         match (&self.if_none_match, self.if_modified_since) {
@@ -110,15 +114,23 @@ pub(crate) fn select(
     parts_count: Option<u32>,
 ) -> Result<(Range<u64>, bool), ObjectError> {
     match (request.range, request.part_number) {
-        (Some(_), Some(_)) => Err(ObjectError::Invalid("Cannot specify both Range header and partNumber".into())),
+        (Some(_), Some(_)) => Err(ObjectError::Invalid(
+            "Cannot specify both Range header and partNumber".into(),
+        )),
         (Some(range), None) => Ok((range.resolve(size)?, true)),
         (None, Some(part)) => {
             if part == 0 {
-                return Err(ObjectError::Invalid("Part number must be an integer between 1 and 10000".into()));
+                return Err(ObjectError::Invalid(
+                    "Part number must be an integer between 1 and 10000".into(),
+                ));
             }
             if parts_count.is_none() {
                 // S3 treats a single-part object as one part.
-                return if part == 1 { Ok((0..size, false)) } else { Err(ObjectError::InvalidRange) };
+                return if part == 1 {
+                    Ok((0..size, false))
+                } else {
+                    Err(ObjectError::InvalidRange)
+                };
             }
             let index = usize::try_from(part - 1).map_err(|_| ObjectError::InvalidRange)?;
             let start: u64 = segments.iter().take(index).map(|s| s.size).sum();
@@ -154,21 +166,80 @@ mod tests {
     use super::*;
 
     fn seg(key: &str, size: u64) -> BlobSegment {
-        BlobSegment { key: key.into(), size }
+        BlobSegment {
+            key: key.into(),
+            size,
+        }
     }
 
     #[test]
     fn ranges() {
         use ByteRange::*;
         for (range, size, want) in [
-            (From { first: 0, last: Some(0) }, 10, Some(0..1)),
-            (From { first: 2, last: Some(5) }, 10, Some(2..6)),
-            (From { first: 2, last: Some(500) }, 10, Some(2..10)),
-            (From { first: 9, last: None }, 10, Some(9..10)),
-            (From { first: 10, last: None }, 10, None),
-            (From { first: 5, last: Some(4) }, 10, None),
-            (From { first: 0, last: None }, 0, None),
-            (From { first: 0, last: Some(u64::MAX) }, 10, Some(0..10)),
+            (
+                From {
+                    first: 0,
+                    last: Some(0),
+                },
+                10,
+                Some(0..1),
+            ),
+            (
+                From {
+                    first: 2,
+                    last: Some(5),
+                },
+                10,
+                Some(2..6),
+            ),
+            (
+                From {
+                    first: 2,
+                    last: Some(500),
+                },
+                10,
+                Some(2..10),
+            ),
+            (
+                From {
+                    first: 9,
+                    last: None,
+                },
+                10,
+                Some(9..10),
+            ),
+            (
+                From {
+                    first: 10,
+                    last: None,
+                },
+                10,
+                None,
+            ),
+            (
+                From {
+                    first: 5,
+                    last: Some(4),
+                },
+                10,
+                None,
+            ),
+            (
+                From {
+                    first: 0,
+                    last: None,
+                },
+                0,
+                None,
+            ),
+            (
+                From {
+                    first: 0,
+                    last: Some(u64::MAX),
+                },
+                10,
+                Some(0..10),
+            ),
             (Suffix(3), 10, Some(7..10)),
             (Suffix(30), 10, Some(0..10)),
             (Suffix(0), 10, None),
@@ -192,24 +263,98 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         assert!(ok(Preconditions::default()));
-        assert_eq!(code(Preconditions { if_match: etag("abc"), ..Default::default() }), 200);
-        assert_eq!(code(Preconditions { if_match: etag("\"abc\""), ..Default::default() }), 200);
-        assert_eq!(code(Preconditions { if_match: etag("xyz"), ..Default::default() }), 412);
-        assert_eq!(code(Preconditions { if_match: Some(EtagCondition::Any), ..Default::default() }), 200);
-        assert_eq!(code(Preconditions { if_none_match: etag("abc"), ..Default::default() }), 304);
-        assert_eq!(code(Preconditions { if_none_match: Some(EtagCondition::Any), ..Default::default() }), 304);
-        assert_eq!(code(Preconditions { if_none_match: etag("xyz"), ..Default::default() }), 200);
-        assert_eq!(code(Preconditions { if_modified_since: Some(same_second), ..Default::default() }), 304);
-        assert_eq!(code(Preconditions { if_modified_since: Some(earlier), ..Default::default() }), 200);
-        assert_eq!(code(Preconditions { if_unmodified_since: Some(earlier), ..Default::default() }), 412);
-        assert_eq!(code(Preconditions { if_unmodified_since: Some(same_second), ..Default::default() }), 200);
-        // If-Match that holds overrides a failing If-Unmodified-Since; If-None-Match overrides If-Modified-Since.
         assert_eq!(
-            code(Preconditions { if_match: etag("abc"), if_unmodified_since: Some(earlier), ..Default::default() }),
+            code(Preconditions {
+                if_match: etag("abc"),
+                ..Default::default()
+            }),
             200
         );
         assert_eq!(
-            code(Preconditions { if_none_match: etag("xyz"), if_modified_since: Some(same_second), ..Default::default() }),
+            code(Preconditions {
+                if_match: etag("\"abc\""),
+                ..Default::default()
+            }),
+            200
+        );
+        assert_eq!(
+            code(Preconditions {
+                if_match: etag("xyz"),
+                ..Default::default()
+            }),
+            412
+        );
+        assert_eq!(
+            code(Preconditions {
+                if_match: Some(EtagCondition::Any),
+                ..Default::default()
+            }),
+            200
+        );
+        assert_eq!(
+            code(Preconditions {
+                if_none_match: etag("abc"),
+                ..Default::default()
+            }),
+            304
+        );
+        assert_eq!(
+            code(Preconditions {
+                if_none_match: Some(EtagCondition::Any),
+                ..Default::default()
+            }),
+            304
+        );
+        assert_eq!(
+            code(Preconditions {
+                if_none_match: etag("xyz"),
+                ..Default::default()
+            }),
+            200
+        );
+        assert_eq!(
+            code(Preconditions {
+                if_modified_since: Some(same_second),
+                ..Default::default()
+            }),
+            304
+        );
+        assert_eq!(
+            code(Preconditions {
+                if_modified_since: Some(earlier),
+                ..Default::default()
+            }),
+            200
+        );
+        assert_eq!(
+            code(Preconditions {
+                if_unmodified_since: Some(earlier),
+                ..Default::default()
+            }),
+            412
+        );
+        assert_eq!(
+            code(Preconditions {
+                if_unmodified_since: Some(same_second),
+                ..Default::default()
+            }),
+            200
+        );
+        // If-Match that holds overrides a failing If-Unmodified-Since; If-None-Match overrides If-Modified-Since.
+        assert_eq!(
+            code(Preconditions {
+                if_match: etag("abc"),
+                if_unmodified_since: Some(earlier),
+                ..Default::default()
+            }),
+            200
+        );
+        assert_eq!(
+            code(Preconditions {
+                if_none_match: etag("xyz"),
+                if_modified_since: Some(same_second),
+                ..Default::default()
+            }),
             200
         );
     }
@@ -217,8 +362,14 @@ mod tests {
     #[test]
     fn pieces_cross_segment_boundaries() {
         let segments = [seg("a", 5), seg("b", 0), seg("c", 5), seg("d", 3)];
-        assert_eq!(pieces(&segments, 0..13), vec![("a".into(), 0..5), ("c".into(), 0..5), ("d".into(), 0..3)]);
-        assert_eq!(pieces(&segments, 3..7), vec![("a".into(), 3..5), ("c".into(), 0..2)]);
+        assert_eq!(
+            pieces(&segments, 0..13),
+            vec![("a".into(), 0..5), ("c".into(), 0..5), ("d".into(), 0..3)]
+        );
+        assert_eq!(
+            pieces(&segments, 3..7),
+            vec![("a".into(), 3..5), ("c".into(), 0..2)]
+        );
         assert_eq!(pieces(&segments, 5..10), vec![("c".into(), 0..5)]);
         assert_eq!(pieces(&segments, 12..13), vec![("d".into(), 2..3)]);
         assert_eq!(pieces(&segments, 4..4), Vec::<(String, Range<u64>)>::new());
@@ -227,11 +378,24 @@ mod tests {
     #[test]
     fn part_numbers_select_segments() {
         let segments = [seg("a", 5), seg("b", 7)];
-        let read = |part| ReadRequest { part_number: Some(part), ..Default::default() };
-        assert_eq!(select(&read(2), &segments, 12, Some(2)).unwrap(), (5..12, true));
+        let read = |part| ReadRequest {
+            part_number: Some(part),
+            ..Default::default()
+        };
+        assert_eq!(
+            select(&read(2), &segments, 12, Some(2)).unwrap(),
+            (5..12, true)
+        );
         assert!(select(&read(3), &segments, 12, Some(2)).is_err());
-        assert_eq!(select(&read(1), &segments[..1], 5, None).unwrap(), (0..5, false));
-        let both = ReadRequest { part_number: Some(1), range: Some(ByteRange::Suffix(1)), ..Default::default() };
+        assert_eq!(
+            select(&read(1), &segments[..1], 5, None).unwrap(),
+            (0..5, false)
+        );
+        let both = ReadRequest {
+            part_number: Some(1),
+            range: Some(ByteRange::Suffix(1)),
+            ..Default::default()
+        };
         assert!(select(&both, &segments, 12, Some(2)).is_err());
     }
 }

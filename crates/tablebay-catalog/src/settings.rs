@@ -97,20 +97,28 @@ pub struct Encryption {
 impl Encryption {
     /// S3 Tables' default: SSE with server-managed keys.
     pub fn aes256() -> Self {
-        Self { algorithm: SseAlgorithm::Aes256, kms_key_arn: None }
+        Self {
+            algorithm: SseAlgorithm::Aes256,
+            kms_key_arn: None,
+        }
     }
 
     /// Validates an algorithm and key pair: `aws:kms` needs a KMS key ARN, `AES256` must not have one.
     pub fn new(algorithm: SseAlgorithm, kms_key_arn: Option<String>) -> Result<Self, CatalogError> {
         match (algorithm, kms_key_arn) {
             (SseAlgorithm::Aes256, None) => Ok(Self::aes256()),
-            (SseAlgorithm::Aes256, Some(_)) => {
-                Err(CatalogError::invalid("kmsKeyArn must not be set when sseAlgorithm is AES256"))
-            }
-            (SseAlgorithm::AwsKms, None) => Err(CatalogError::invalid("kmsKeyArn is required when sseAlgorithm is aws:kms")),
+            (SseAlgorithm::Aes256, Some(_)) => Err(CatalogError::invalid(
+                "kmsKeyArn must not be set when sseAlgorithm is AES256",
+            )),
+            (SseAlgorithm::AwsKms, None) => Err(CatalogError::invalid(
+                "kmsKeyArn is required when sseAlgorithm is aws:kms",
+            )),
             (SseAlgorithm::AwsKms, Some(key)) => {
                 if is_kms_key_arn(&key) {
-                    Ok(Self { algorithm: SseAlgorithm::AwsKms, kms_key_arn: Some(key) })
+                    Ok(Self {
+                        algorithm: SseAlgorithm::AwsKms,
+                        kms_key_arn: Some(key),
+                    })
                 } else {
                     Err(CatalogError::invalid(format!("Invalid kmsKeyArn '{key}'")))
                 }
@@ -128,10 +136,12 @@ fn is_kms_key_arn(s: &str) -> bool {
         rest
     } else if let Some(rest) = s.strip_prefix("arn:") {
         match rest.split_once(':') {
-            Some((partition, rest)) if partition.starts_with("aws") => match rest.strip_prefix("kms:") {
-                Some(rest) => rest,
-                None => return false,
-            },
+            Some((partition, rest)) if partition.starts_with("aws") => {
+                match rest.strip_prefix("kms:") {
+                    Some(rest) => rest,
+                    None => return false,
+                }
+            }
             _ => return false,
         }
     } else {
@@ -140,7 +150,9 @@ fn is_kms_key_arn(s: &str) -> bool {
     let mut parts = rest.splitn(3, ':');
     match (parts.next(), parts.next(), parts.next()) {
         (Some(region), Some(account), Some(key)) => {
-            region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            region
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
                 && !account.is_empty()
                 && account.chars().all(|c| c.is_ascii_digit())
                 && key.strip_prefix("key/").is_some_and(|id| !id.is_empty())
@@ -154,7 +166,11 @@ fn positive(name: &str, value: i64) -> Result<u32, CatalogError> {
     u32::try_from(value)
         .ok()
         .filter(|v| (1..=i32::MAX as u32).contains(v))
-        .ok_or_else(|| CatalogError::invalid(format!("{name} must be between 1 and 2147483647, got {value}")))
+        .ok_or_else(|| {
+            CatalogError::invalid(format!(
+                "{name} must be between 1 and 2147483647, got {value}"
+            ))
+        })
 }
 
 /// Compaction settings, resolved (defaults filled).
@@ -168,20 +184,33 @@ pub struct CompactionSettings {
 
 impl Default for CompactionSettings {
     fn default() -> Self {
-        Self { target_file_size_mb: 512, strategy: CompactionStrategy::Auto }
+        Self {
+            target_file_size_mb: 512,
+            strategy: CompactionStrategy::Auto,
+        }
     }
 }
 
 impl CompactionSettings {
     /// Validates the given leaves and fills the rest with defaults.
-    pub fn new(target_file_size_mb: Option<i64>, strategy: Option<CompactionStrategy>) -> Result<Self, CatalogError> {
+    pub fn new(
+        target_file_size_mb: Option<i64>,
+        strategy: Option<CompactionStrategy>,
+    ) -> Result<Self, CatalogError> {
         let default = Self::default();
         let target_file_size_mb = match target_file_size_mb {
             None => default.target_file_size_mb,
             Some(v) if (64..=512).contains(&v) => v as u32,
-            Some(v) => return Err(CatalogError::invalid(format!("targetFileSizeMB must be between 64 and 512, got {v}"))),
+            Some(v) => {
+                return Err(CatalogError::invalid(format!(
+                    "targetFileSizeMB must be between 64 and 512, got {v}"
+                )));
+            }
         };
-        Ok(Self { target_file_size_mb, strategy: strategy.unwrap_or(default.strategy) })
+        Ok(Self {
+            target_file_size_mb,
+            strategy: strategy.unwrap_or(default.strategy),
+        })
     }
 }
 
@@ -196,13 +225,19 @@ pub struct SnapshotManagementSettings {
 
 impl Default for SnapshotManagementSettings {
     fn default() -> Self {
-        Self { min_snapshots_to_keep: 1, max_snapshot_age_hours: 120 }
+        Self {
+            min_snapshots_to_keep: 1,
+            max_snapshot_age_hours: 120,
+        }
     }
 }
 
 impl SnapshotManagementSettings {
     /// Validates the given leaves and fills the rest with defaults.
-    pub fn new(min_snapshots_to_keep: Option<i64>, max_snapshot_age_hours: Option<i64>) -> Result<Self, CatalogError> {
+    pub fn new(
+        min_snapshots_to_keep: Option<i64>,
+        max_snapshot_age_hours: Option<i64>,
+    ) -> Result<Self, CatalogError> {
         let default = Self::default();
         Ok(Self {
             min_snapshots_to_keep: min_snapshots_to_keep
@@ -228,13 +263,19 @@ pub struct UnreferencedFileRemovalSettings {
 
 impl Default for UnreferencedFileRemovalSettings {
     fn default() -> Self {
-        Self { unreferenced_days: 3, non_current_days: 10 }
+        Self {
+            unreferenced_days: 3,
+            non_current_days: 10,
+        }
     }
 }
 
 impl UnreferencedFileRemovalSettings {
     /// Validates the given leaves and fills the rest with defaults.
-    pub fn new(unreferenced_days: Option<i64>, non_current_days: Option<i64>) -> Result<Self, CatalogError> {
+    pub fn new(
+        unreferenced_days: Option<i64>,
+        non_current_days: Option<i64>,
+    ) -> Result<Self, CatalogError> {
         let default = Self::default();
         Ok(Self {
             unreferenced_days: unreferenced_days
@@ -260,7 +301,10 @@ pub struct JobConfig<S> {
 
 impl<S: Default> Default for JobConfig<S> {
     fn default() -> Self {
-        Self { status: MaintenanceStatus::Enabled, settings: S::default() }
+        Self {
+            status: MaintenanceStatus::Enabled,
+            settings: S::default(),
+        }
     }
 }
 
@@ -307,11 +351,16 @@ impl Tags {
         for (key, value) in &tags {
             Self::check_key(key)?;
             if value.chars().count() > 256 {
-                return Err(CatalogError::invalid(format!("Tag value for '{key}' is longer than 256 characters")));
+                return Err(CatalogError::invalid(format!(
+                    "Tag value for '{key}' is longer than 256 characters"
+                )));
             }
         }
         if tags.len() > Self::MAX {
-            return Err(CatalogError::invalid(format!("A resource can have at most {} tags", Self::MAX)));
+            return Err(CatalogError::invalid(format!(
+                "A resource can have at most {} tags",
+                Self::MAX
+            )));
         }
         Ok(Self(tags))
     }
@@ -346,7 +395,11 @@ impl ResourcePolicy {
     /// non-empty `Statement` whose entries each have `Effect` `Allow`/`Deny`, an `Action` or `NotAction`, and
     /// a `Resource` or `NotResource`.
     pub fn parse(text: &str) -> Result<Self, CatalogError> {
-        let bad = |why: &str| Err(CatalogError::invalid(format!("Invalid resource policy: {why}")));
+        let bad = |why: &str| {
+            Err(CatalogError::invalid(format!(
+                "Invalid resource policy: {why}"
+            )))
+        };
         if text.is_empty() || text.len() > Self::MAX_BYTES {
             return bad("the document must be between 1 and 20480 bytes");
         }
@@ -354,7 +407,9 @@ impl ResourcePolicy {
             Ok(doc) => doc,
             Err(e) => return bad(&format!("not valid JSON ({e})")),
         };
-        let Some(doc) = doc.as_object() else { return bad("the document must be a JSON object") };
+        let Some(doc) = doc.as_object() else {
+            return bad("the document must be a JSON object");
+        };
         if let Some(version) = doc.get("Version")
             && !matches!(version.as_str(), Some("2012-10-17" | "2008-10-17" | "1"))
         {
@@ -370,17 +425,28 @@ impl ResourcePolicy {
         }
         let is_string_or_list = |v: &serde_json::Value| match v {
             serde_json::Value::String(s) => !s.is_empty(),
-            serde_json::Value::Array(items) => !items.is_empty() && items.iter().all(|i| i.is_string()),
+            serde_json::Value::Array(items) => {
+                !items.is_empty() && items.iter().all(|i| i.is_string())
+            }
             _ => false,
         };
         for statement in statements {
-            let Some(statement) = statement.as_object() else { return bad("each statement must be an object") };
-            if !matches!(statement.get("Effect").and_then(|e| e.as_str()), Some("Allow" | "Deny")) {
+            let Some(statement) = statement.as_object() else {
+                return bad("each statement must be an object");
+            };
+            if !matches!(
+                statement.get("Effect").and_then(|e| e.as_str()),
+                Some("Allow" | "Deny")
+            ) {
                 return bad("each statement needs an Effect of \"Allow\" or \"Deny\"");
             }
             match (statement.get("Action"), statement.get("NotAction")) {
                 (Some(a), None) | (None, Some(a)) if is_string_or_list(a) => {}
-                _ => return bad("each statement needs exactly one of Action or NotAction (a string or list of strings)"),
+                _ => {
+                    return bad(
+                        "each statement needs exactly one of Action or NotAction (a string or list of strings)",
+                    );
+                }
             }
             match (statement.get("Resource"), statement.get("NotResource")) {
                 (Some(r), None) | (None, Some(r)) if is_string_or_list(r) => {}
@@ -402,8 +468,14 @@ mod tests {
 
     #[test]
     fn enums_parse_their_wire_spelling() {
-        assert_eq!("aws:kms".parse::<SseAlgorithm>().unwrap(), SseAlgorithm::AwsKms);
-        assert_eq!("z-order".parse::<CompactionStrategy>().unwrap(), CompactionStrategy::ZOrder);
+        assert_eq!(
+            "aws:kms".parse::<SseAlgorithm>().unwrap(),
+            SseAlgorithm::AwsKms
+        );
+        assert_eq!(
+            "z-order".parse::<CompactionStrategy>().unwrap(),
+            CompactionStrategy::ZOrder
+        );
         assert_eq!(JobState::NotYetRun.as_str(), "Not_Yet_Run");
         assert!("ENABLED".parse::<MaintenanceStatus>().is_err());
         assert!("aes256".parse::<SseAlgorithm>().is_err());
@@ -412,22 +484,53 @@ mod tests {
     #[test]
     fn encryption_rules() {
         assert!(Encryption::new(SseAlgorithm::Aes256, None).is_ok());
-        assert!(Encryption::new(SseAlgorithm::Aes256, Some("arn:aws:kms:us-east-1:111122223333:key/a".into())).is_err());
+        assert!(
+            Encryption::new(
+                SseAlgorithm::Aes256,
+                Some("arn:aws:kms:us-east-1:111122223333:key/a".into())
+            )
+            .is_err()
+        );
         assert!(Encryption::new(SseAlgorithm::AwsKms, None).is_err());
-        assert!(Encryption::new(SseAlgorithm::AwsKms, Some("arn:aws:kms:us-east-1:111122223333:key/abc".into())).is_ok());
-        assert!(Encryption::new(SseAlgorithm::AwsKms, Some("arn:aws:kms:us-east-1:111122223333:alias/x".into())).is_err());
+        assert!(
+            Encryption::new(
+                SseAlgorithm::AwsKms,
+                Some("arn:aws:kms:us-east-1:111122223333:key/abc".into())
+            )
+            .is_ok()
+        );
+        assert!(
+            Encryption::new(
+                SseAlgorithm::AwsKms,
+                Some("arn:aws:kms:us-east-1:111122223333:alias/x".into())
+            )
+            .is_err()
+        );
         assert!(Encryption::new(SseAlgorithm::AwsKms, Some("not-an-arn".into())).is_err());
     }
 
     #[test]
     fn maintenance_ranges_and_defaults() {
-        assert_eq!(CompactionSettings::new(None, None).unwrap(), CompactionSettings::default());
+        assert_eq!(
+            CompactionSettings::new(None, None).unwrap(),
+            CompactionSettings::default()
+        );
         assert!(CompactionSettings::new(Some(63), None).is_err());
         assert!(CompactionSettings::new(Some(513), None).is_err());
-        assert_eq!(CompactionSettings::new(Some(64), None).unwrap().target_file_size_mb, 64);
+        assert_eq!(
+            CompactionSettings::new(Some(64), None)
+                .unwrap()
+                .target_file_size_mb,
+            64
+        );
         assert!(SnapshotManagementSettings::new(Some(0), None).is_err());
         assert!(SnapshotManagementSettings::new(None, Some(1 << 40)).is_err());
-        assert_eq!(SnapshotManagementSettings::new(Some(3), None).unwrap().max_snapshot_age_hours, 120);
+        assert_eq!(
+            SnapshotManagementSettings::new(Some(3), None)
+                .unwrap()
+                .max_snapshot_age_hours,
+            120
+        );
         assert!(UnreferencedFileRemovalSettings::new(Some(-1), None).is_err());
     }
 
@@ -435,7 +538,8 @@ mod tests {
     fn policies() {
         let ok = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3tables:GetTable","Resource":"*"}]}"#;
         assert!(ResourcePolicy::parse(ok).is_ok());
-        let single = r#"{"Version":"1","Statement":{"Effect":"Deny","Action":["oss:*"],"Resource":["*"]}}"#;
+        let single =
+            r#"{"Version":"1","Statement":{"Effect":"Deny","Action":["oss:*"],"Resource":["*"]}}"#;
         assert!(ResourcePolicy::parse(single).is_ok());
         for bad in [
             "",
@@ -450,12 +554,16 @@ mod tests {
         ] {
             assert!(ResourcePolicy::parse(bad).is_err(), "{bad}");
         }
-        assert!(ResourcePolicy::parse(&format!("{{\"x\":\"{}\"}}", "a".repeat(20 * 1024))).is_err());
+        assert!(
+            ResourcePolicy::parse(&format!("{{\"x\":\"{}\"}}", "a".repeat(20 * 1024))).is_err()
+        );
     }
 
     #[test]
     fn tags() {
-        let many: BTreeMap<_, _> = (0..51).map(|i| (format!("k{i}"), "v".to_string())).collect();
+        let many: BTreeMap<_, _> = (0..51)
+            .map(|i| (format!("k{i}"), "v".to_string()))
+            .collect();
         assert!(Tags::new(many).is_err());
         assert!(Tags::new([("".to_string(), "v".to_string())].into()).is_err());
         assert!(Tags::new([("k".to_string(), "".to_string())].into()).is_ok());

@@ -3,54 +3,92 @@
 
 use tablebay_store::meta::AttributeKey;
 
-use crate::{BucketArn, Catalog, CatalogError, MetricsConfiguration, StorageClass, TableBucket, TableRef};
+use crate::{
+    BucketArn, Catalog, CatalogError, MetricsConfiguration, StorageClass, TableBucket, TableRef,
+};
 
 impl Catalog {
     /// The storage class of a resolved bucket.
-    pub(crate) async fn bucket_storage_class(&self, bucket: &TableBucket) -> Result<StorageClass, CatalogError> {
-        Ok(self.setting(bucket.id, AttributeKey::StorageClass).await?.unwrap_or(StorageClass::Standard))
+    pub(crate) async fn bucket_storage_class(
+        &self,
+        bucket: &TableBucket,
+    ) -> Result<StorageClass, CatalogError> {
+        Ok(self
+            .setting(bucket.id, AttributeKey::StorageClass)
+            .await?
+            .unwrap_or(StorageClass::Standard))
     }
 
     /// The bucket's storage class.
-    pub async fn table_bucket_storage_class(&self, bucket: &BucketArn) -> Result<StorageClass, CatalogError> {
+    pub async fn table_bucket_storage_class(
+        &self,
+        bucket: &BucketArn,
+    ) -> Result<StorageClass, CatalogError> {
         let bucket = self.bucket(bucket).await?;
         self.bucket_storage_class(&bucket).await
     }
 
     /// Sets the bucket's storage class (the default for tables created later).
-    pub async fn put_bucket_storage_class(&self, bucket: &BucketArn, class: StorageClass) -> Result<(), CatalogError> {
+    pub async fn put_bucket_storage_class(
+        &self,
+        bucket: &BucketArn,
+        class: StorageClass,
+    ) -> Result<(), CatalogError> {
         let bucket = self.bucket(bucket).await?;
-        self.set_setting(bucket.id, AttributeKey::StorageClass, &class).await
+        self.set_setting(bucket.id, AttributeKey::StorageClass, &class)
+            .await
     }
 
     /// The table's storage class.
-    pub async fn table_storage_class(&self, table: &TableRef) -> Result<StorageClass, CatalogError> {
+    pub async fn table_storage_class(
+        &self,
+        table: &TableRef,
+    ) -> Result<StorageClass, CatalogError> {
         let table = self.table(table).await?;
-        Ok(self.setting(table.id, AttributeKey::StorageClass).await?.unwrap_or(StorageClass::Standard))
+        Ok(self
+            .setting(table.id, AttributeKey::StorageClass)
+            .await?
+            .unwrap_or(StorageClass::Standard))
     }
 
     /// The bucket's metrics configuration; `NotFound` when metrics are off.
-    pub async fn bucket_metrics(&self, bucket: &BucketArn) -> Result<MetricsConfiguration, CatalogError> {
+    pub async fn bucket_metrics(
+        &self,
+        bucket: &BucketArn,
+    ) -> Result<MetricsConfiguration, CatalogError> {
         let bucket = self.bucket(bucket).await?;
         self.setting(bucket.id, AttributeKey::Metrics)
             .await?
-            .ok_or_else(|| CatalogError::NotFound("The specified metrics configuration does not exist.".to_string()))
+            .ok_or_else(|| {
+                CatalogError::NotFound(
+                    "The specified metrics configuration does not exist.".to_string(),
+                )
+            })
     }
 
     /// Turns the bucket's metrics on.
     pub async fn put_bucket_metrics(&self, bucket: &BucketArn) -> Result<(), CatalogError> {
         let bucket = self.bucket(bucket).await?;
-        let config = MetricsConfiguration { id: bucket.id.to_string() };
-        self.set_setting(bucket.id, AttributeKey::Metrics, &config).await
+        let config = MetricsConfiguration {
+            id: bucket.id.to_string(),
+        };
+        self.set_setting(bucket.id, AttributeKey::Metrics, &config)
+            .await
     }
 
     /// Turns the bucket's metrics off.
     pub async fn delete_bucket_metrics(&self, bucket: &BucketArn) -> Result<(), CatalogError> {
         let bucket = self.bucket(bucket).await?;
-        if self.meta.delete_attribute(bucket.id, AttributeKey::Metrics).await? {
+        if self
+            .meta
+            .delete_attribute(bucket.id, AttributeKey::Metrics)
+            .await?
+        {
             Ok(())
         } else {
-            Err(CatalogError::NotFound("The specified metrics configuration does not exist.".to_string()))
+            Err(CatalogError::NotFound(
+                "The specified metrics configuration does not exist.".to_string(),
+            ))
         }
     }
 }

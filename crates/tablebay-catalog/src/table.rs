@@ -11,8 +11,8 @@ use crate::catalog::new_version_token;
 use crate::metadata::metadata_file_location;
 use crate::objects::{TableLocation, warehouse_location};
 use crate::{
-    AccountId, BucketArn, Catalog, CatalogError, ContinuationToken, Encryption, NamespaceName, Page, PageRequest,
-    StorageClass, TableArn, TableBucket, TableDefinition, TableName, Tags,
+    AccountId, BucketArn, Catalog, CatalogError, ContinuationToken, Encryption, NamespaceName,
+    Page, PageRequest, StorageClass, TableArn, TableBucket, TableDefinition, TableName, Tags,
 };
 
 /// A table.
@@ -86,7 +86,9 @@ fn not_found() -> CatalogError {
 }
 
 fn stale_token() -> CatalogError {
-    CatalogError::Conflict("The provided version token does not match the table version token.".to_string())
+    CatalogError::Conflict(
+        "The provided version token does not match the table version token.".to_string(),
+    )
 }
 
 /// Sort key of a table in a bucket-wide listing: namespace, then name.
@@ -95,10 +97,16 @@ fn listing_key(table: &Table) -> String {
 }
 
 impl Catalog {
-    pub(crate) fn table_from_record(bucket: &TableBucket, record: TableRecord) -> Result<Table, CatalogError> {
+    pub(crate) fn table_from_record(
+        bucket: &TableBucket,
+        record: TableRecord,
+    ) -> Result<Table, CatalogError> {
         Ok(Table {
             id: record.id,
-            arn: TableArn { bucket: bucket.arn.clone(), table_id: record.id },
+            arn: TableArn {
+                bucket: bucket.arn.clone(),
+                table_id: record.id,
+            },
             bucket: bucket.clone(),
             namespace_id: record.namespace_id,
             namespace: NamespaceName::parse(&record.namespace_name)?,
@@ -124,11 +132,19 @@ impl Catalog {
         created_by: &AccountId,
     ) -> Result<Table, CatalogError> {
         if new.format != "ICEBERG" {
-            return Err(CatalogError::invalid(format!("Invalid format '{}': expected ICEBERG", new.format)));
+            return Err(CatalogError::invalid(format!(
+                "Invalid format '{}': expected ICEBERG",
+                new.format
+            )));
         }
         let namespace = self.namespace(bucket, namespace).await?;
         let bucket = &namespace.bucket;
-        if self.meta.table_by_name(namespace.id, new.name.as_str()).await?.is_some() {
+        if self
+            .meta
+            .table_by_name(namespace.id, new.name.as_str())
+            .await?
+            .is_some()
+        {
             return Err(table_exists());
         }
         let id = Uuid::now_v7();
@@ -138,9 +154,11 @@ impl Catalog {
             Some(definition) => {
                 let metadata = definition.build_metadata(id, &location)?;
                 let file_uri = metadata_file_location(&location, 0);
-                let file = TableLocation::parse(&file_uri)
-                    .ok_or_else(|| CatalogError::Internal(format!("unparsable metadata location {file_uri}")))?;
-                let json = crate::metadata::metadata_json(&metadata).map_err(|e| CatalogError::Internal(e.to_string()))?;
+                let file = TableLocation::parse(&file_uri).ok_or_else(|| {
+                    CatalogError::Internal(format!("unparsable metadata location {file_uri}"))
+                })?;
+                let json = crate::metadata::metadata_json(&metadata)
+                    .map_err(|e| CatalogError::Internal(e.to_string()))?;
                 self.put_table_file(&file, Bytes::from(json)).await?;
                 Some(file)
             }
@@ -167,7 +185,9 @@ impl Catalog {
             }
             return Err(match e {
                 StoreError::AlreadyExists(_) => table_exists(),
-                StoreError::NotFound => CatalogError::NotFound("The specified namespace does not exist.".to_string()),
+                StoreError::NotFound => {
+                    CatalogError::NotFound("The specified namespace does not exist.".to_string())
+                }
                 other => other.into(),
             });
         }
@@ -175,12 +195,14 @@ impl Catalog {
             Some(encryption) => encryption,
             None => self.bucket_encryption(bucket).await?,
         };
-        self.set_setting(id, AttributeKey::Encryption, &encryption).await?;
+        self.set_setting(id, AttributeKey::Encryption, &encryption)
+            .await?;
         let storage_class = match new.storage_class {
             Some(class) => class,
             None => self.bucket_storage_class(bucket).await?,
         };
-        self.set_setting(id, AttributeKey::StorageClass, &storage_class).await?;
+        self.set_setting(id, AttributeKey::StorageClass, &storage_class)
+            .await?;
         if !new.tags.0.is_empty() {
             self.set_setting(id, AttributeKey::Tags, &new.tags).await?;
         }
@@ -192,15 +214,27 @@ impl Catalog {
         match table {
             TableRef::Arn(arn) => {
                 let bucket = self.bucket(&arn.bucket).await?;
-                let record = self.meta.table_by_id(arn.table_id).await?.ok_or_else(not_found)?;
+                let record = self
+                    .meta
+                    .table_by_id(arn.table_id)
+                    .await?
+                    .ok_or_else(not_found)?;
                 if record.bucket_id != bucket.id {
                     return Err(not_found());
                 }
                 Self::table_from_record(&bucket, record)
             }
-            TableRef::Name { bucket, namespace, name } => {
+            TableRef::Name {
+                bucket,
+                namespace,
+                name,
+            } => {
                 let namespace = self.namespace(bucket, namespace).await?;
-                let record = self.meta.table_by_name(namespace.id, name.as_str()).await?.ok_or_else(not_found)?;
+                let record = self
+                    .meta
+                    .table_by_name(namespace.id, name.as_str())
+                    .await?
+                    .ok_or_else(not_found)?;
                 Self::table_from_record(&namespace.bucket, record)
             }
         }
@@ -221,26 +255,44 @@ impl Catalog {
         let after = page.token.as_ref().map(ContinuationToken::key);
         let after = match &after {
             None => None,
-            Some(key) => Some(
-                key.split_once('\u{0}')
-                    .ok_or_else(|| CatalogError::invalid("The continuation token provided is invalid"))?,
-            ),
+            Some(key) => Some(key.split_once('\u{0}').ok_or_else(|| {
+                CatalogError::invalid("The continuation token provided is invalid")
+            })?),
         };
-        let records =
-            self.meta.list_tables(bucket.id, namespace_id, page.prefix.as_deref(), after, page.limit + 1).await?;
-        let tables = records.into_iter().map(|r| Self::table_from_record(&bucket, r)).collect::<Result<Vec<_>, _>>()?;
+        let records = self
+            .meta
+            .list_tables(
+                bucket.id,
+                namespace_id,
+                page.prefix.as_deref(),
+                after,
+                page.limit + 1,
+            )
+            .await?;
+        let tables = records
+            .into_iter()
+            .map(|r| Self::table_from_record(&bucket, r))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Page::from_overfetch(tables, page.limit, listing_key))
     }
 
     /// Deletes a table and, in the background, its files (S3 Tables' DeleteTable removes the data too); with a
     /// version token, only if current.
-    pub async fn delete_table(&self, table: &TableRef, version_token: Option<&str>) -> Result<Table, CatalogError> {
+    pub async fn delete_table(
+        &self,
+        table: &TableRef,
+        version_token: Option<&str>,
+    ) -> Result<Table, CatalogError> {
         let current = self.table(table).await?;
-        let record = self.meta.delete_table(current.id, version_token).await.map_err(|e| match e {
-            StoreError::Conflict(_) => stale_token(),
-            StoreError::NotFound => not_found(),
-            other => other.into(),
-        })?;
+        let record = self
+            .meta
+            .delete_table(current.id, version_token)
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(_) => stale_token(),
+                StoreError::NotFound => not_found(),
+                other => other.into(),
+            })?;
         self.spawn_purge(record.id);
         Self::table_from_record(&current.bucket, record)
     }
@@ -261,7 +313,15 @@ impl Catalog {
         };
         let name = new_name.unwrap_or(&current.name);
         self.meta
-            .rename_table(current.id, namespace_id, name.as_str(), version_token, &new_version_token(), Utc::now(), by.as_str())
+            .rename_table(
+                current.id,
+                namespace_id,
+                name.as_str(),
+                version_token,
+                &new_version_token(),
+                Utc::now(),
+                by.as_str(),
+            )
             .await
             .map_err(|e| match e {
                 StoreError::Conflict(_) => stale_token(),
@@ -281,10 +341,14 @@ impl Catalog {
         by: &AccountId,
     ) -> Result<Table, CatalogError> {
         if metadata_location.is_empty() || metadata_location.len() > 2048 {
-            return Err(CatalogError::invalid("metadataLocation must be between 1 and 2048 characters long"));
+            return Err(CatalogError::invalid(
+                "metadataLocation must be between 1 and 2048 characters long",
+            ));
         }
         if expected.is_empty() || expected.len() > 2048 {
-            return Err(CatalogError::invalid("versionToken must be between 1 and 2048 characters long"));
+            return Err(CatalogError::invalid(
+                "versionToken must be between 1 and 2048 characters long",
+            ));
         }
         let mut current = self.table(table).await?;
         if current.version_token != expected {
@@ -298,11 +362,14 @@ impl Catalog {
             modified_at: Utc::now(),
             modified_by: by.to_string(),
         };
-        self.meta.swap_table_pointers(std::slice::from_ref(&swap)).await.map_err(|e| match e {
-            StoreError::Conflict(_) => stale_token(),
-            StoreError::NotFound => not_found(),
-            other => other.into(),
-        })?;
+        self.meta
+            .swap_table_pointers(std::slice::from_ref(&swap))
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(_) => stale_token(),
+                StoreError::NotFound => not_found(),
+                other => other.into(),
+            })?;
         current.version_token = swap.new_version_token;
         current.metadata_location = Some(swap.new_metadata_location);
         current.modified_at = swap.modified_at;
@@ -312,5 +379,7 @@ impl Catalog {
 }
 
 fn table_exists() -> CatalogError {
-    CatalogError::AlreadyExists("A table with an identical name already exists in the namespace.".to_string())
+    CatalogError::AlreadyExists(
+        "A table with an identical name already exists in the namespace.".to_string(),
+    )
 }

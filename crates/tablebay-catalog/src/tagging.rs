@@ -16,22 +16,35 @@ impl Catalog {
     /// The resource's tags.
     pub async fn tags(&self, arn: &ResourceArn) -> Result<Tags, CatalogError> {
         let id = self.resource_id(arn).await?;
-        Ok(self.setting(id, AttributeKey::Tags).await?.unwrap_or_default())
+        Ok(self
+            .setting(id, AttributeKey::Tags)
+            .await?
+            .unwrap_or_default())
     }
 
     /// Adds or overwrites tags; the result must stay within the tag limit.
     pub async fn tag_resource(&self, arn: &ResourceArn, tags: Tags) -> Result<(), CatalogError> {
         let id = self.resource_id(arn).await?;
-        let mut current: Tags = self.setting(id, AttributeKey::Tags).await?.unwrap_or_default();
+        let mut current: Tags = self
+            .setting(id, AttributeKey::Tags)
+            .await?
+            .unwrap_or_default();
         current.0.extend(tags.0);
         let merged = Tags::new(current.0)?;
         self.set_setting(id, AttributeKey::Tags, &merged).await
     }
 
     /// Removes the named tags (missing keys are ignored).
-    pub async fn untag_resource(&self, arn: &ResourceArn, keys: &[String]) -> Result<(), CatalogError> {
+    pub async fn untag_resource(
+        &self,
+        arn: &ResourceArn,
+        keys: &[String],
+    ) -> Result<(), CatalogError> {
         let id = self.resource_id(arn).await?;
-        let mut current: Tags = self.setting(id, AttributeKey::Tags).await?.unwrap_or_default();
+        let mut current: Tags = self
+            .setting(id, AttributeKey::Tags)
+            .await?
+            .unwrap_or_default();
         for key in keys {
             current.0.remove(key);
         }

@@ -83,41 +83,65 @@ fn invalid(e: iceberg::Error) -> CatalogError {
 }
 
 /// Applies view updates on a builder (iceberg-rust has no `ViewUpdate::apply`).
-fn apply_view_updates(current: &ViewMetadata, updates: Vec<ViewUpdate>) -> Result<ViewMetadata, CatalogError> {
+fn apply_view_updates(
+    current: &ViewMetadata,
+    updates: Vec<ViewUpdate>,
+) -> Result<ViewMetadata, CatalogError> {
     let mut builder = ViewMetadataBuilder::new_from_metadata(current.clone());
     for update in updates {
         builder = match update {
             ViewUpdate::AssignUuid { uuid } if uuid != current.uuid() => {
-                return Err(CatalogError::invalid(format!("Cannot reassign the uuid of view {} to {uuid}", current.uuid())));
+                return Err(CatalogError::invalid(format!(
+                    "Cannot reassign the uuid of view {} to {uuid}",
+                    current.uuid()
+                )));
             }
             ViewUpdate::AssignUuid { .. } => builder,
             // Requested locations are overridden: a view lives in its own storage.
             ViewUpdate::SetLocation { .. } => builder,
-            ViewUpdate::UpgradeFormatVersion { format_version } => {
-                builder.upgrade_format_version(format_version).map_err(invalid)?
-            }
+            ViewUpdate::UpgradeFormatVersion { format_version } => builder
+                .upgrade_format_version(format_version)
+                .map_err(invalid)?,
             ViewUpdate::AddSchema { schema, .. } => builder.add_schema(schema),
-            ViewUpdate::SetProperties { updates } => builder.set_properties(updates).map_err(invalid)?,
-            ViewUpdate::RemoveProperties { removals } => builder.remove_properties(&removals),
-            ViewUpdate::AddViewVersion { view_version } => builder.add_version(view_version).map_err(invalid)?,
-            ViewUpdate::SetCurrentViewVersion { view_version_id } => {
-                builder.set_current_version_id(view_version_id).map_err(invalid)?
+            ViewUpdate::SetProperties { updates } => {
+                builder.set_properties(updates).map_err(invalid)?
             }
+            ViewUpdate::RemoveProperties { removals } => builder.remove_properties(&removals),
+            ViewUpdate::AddViewVersion { view_version } => {
+                builder.add_version(view_version).map_err(invalid)?
+            }
+            ViewUpdate::SetCurrentViewVersion { view_version_id } => builder
+                .set_current_version_id(view_version_id)
+                .map_err(invalid)?,
         };
     }
     Ok(builder.build().map_err(invalid)?.metadata)
 }
 
 impl Catalog {
-    async fn view_from_record(&self, namespace: &Namespace, record: ViewRecord) -> Result<IcebergView, CatalogError> {
+    async fn view_from_record(
+        &self,
+        namespace: &Namespace,
+        record: ViewRecord,
+    ) -> Result<IcebergView, CatalogError> {
         let file = TableLocation::parse(&record.metadata_location).ok_or_else(|| {
-            CatalogError::Internal(format!("view metadata {} is outside the view's storage", record.metadata_location))
+            CatalogError::Internal(format!(
+                "view metadata {} is outside the view's storage",
+                record.metadata_location
+            ))
         })?;
         let json = self.read_table_file(&file).await?.ok_or_else(|| {
-            CatalogError::Internal(format!("view metadata {} does not exist", record.metadata_location))
+            CatalogError::Internal(format!(
+                "view metadata {} does not exist",
+                record.metadata_location
+            ))
         })?;
-        let metadata: ViewMetadata = serde_json::from_slice(&json)
-            .map_err(|e| CatalogError::Internal(format!("unreadable view metadata {}: {e}", record.metadata_location)))?;
+        let metadata: ViewMetadata = serde_json::from_slice(&json).map_err(|e| {
+            CatalogError::Internal(format!(
+                "unreadable view metadata {}: {e}",
+                record.metadata_location
+            ))
+        })?;
         Ok(IcebergView {
             id: record.id,
             namespace: namespace.clone(),
@@ -137,9 +161,13 @@ impl Catalog {
         metadata: &ViewMetadata,
     ) -> Result<(String, TableLocation, Bytes), CatalogError> {
         let location = metadata_file_location(&warehouse_location(view_id), version);
-        let file = TableLocation::parse(&location)
-            .ok_or_else(|| CatalogError::Internal(format!("unparsable view metadata location {location}")))?;
-        let json = Bytes::from(crate::metadata::metadata_json(metadata).map_err(|e| CatalogError::Internal(e.to_string()))?);
+        let file = TableLocation::parse(&location).ok_or_else(|| {
+            CatalogError::Internal(format!("unparsable view metadata location {location}"))
+        })?;
+        let json = Bytes::from(
+            crate::metadata::metadata_json(metadata)
+                .map_err(|e| CatalogError::Internal(e.to_string()))?,
+        );
         self.put_table_file(&file, json.clone()).await?;
         Ok((location, file, json))
     }
@@ -152,14 +180,27 @@ impl Catalog {
         definition: ViewDefinition,
         by: &AccountId,
     ) -> Result<IcebergView, CatalogError> {
-        if self.meta.table_by_name(namespace.id, name.as_str()).await?.is_some() {
+        if self
+            .meta
+            .table_by_name(namespace.id, name.as_str())
+            .await?
+            .is_some()
+        {
             return Err(CatalogError::AlreadyExists(format!(
                 "Table with same name already exists: {}.{name}",
                 namespace.name
             )));
         }
-        if self.meta.view_by_name(namespace.id, name.as_str()).await?.is_some() {
-            return Err(CatalogError::AlreadyExists(format!("View already exists: {}.{name}", namespace.name)));
+        if self
+            .meta
+            .view_by_name(namespace.id, name.as_str())
+            .await?
+            .is_some()
+        {
+            return Err(CatalogError::AlreadyExists(format!(
+                "View already exists: {}.{name}",
+                namespace.name
+            )));
         }
         let id = Uuid::now_v7();
         let metadata = ViewMetadataBuilder::new(
@@ -192,10 +233,13 @@ impl Catalog {
         if let Err(e) = self.meta.insert_view(&record).await {
             self.discard_table_file(&file).await;
             return Err(match e {
-                StoreError::AlreadyExists(_) => {
-                    CatalogError::AlreadyExists(format!("View already exists: {}.{name}", namespace.name))
+                StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(format!(
+                    "View already exists: {}.{name}",
+                    namespace.name
+                )),
+                StoreError::NotFound => {
+                    CatalogError::NotFound("The specified namespace does not exist.".into())
                 }
-                StoreError::NotFound => CatalogError::NotFound("The specified namespace does not exist.".into()),
                 other => other.into(),
             });
         }
@@ -211,14 +255,30 @@ impl Catalog {
     }
 
     /// The view `name` of a resolved namespace.
-    pub async fn view(&self, namespace: &Namespace, name: &TableName) -> Result<IcebergView, CatalogError> {
-        let record = self.meta.view_by_name(namespace.id, name.as_str()).await?.ok_or_else(view_not_found)?;
+    pub async fn view(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<IcebergView, CatalogError> {
+        let record = self
+            .meta
+            .view_by_name(namespace.id, name.as_str())
+            .await?
+            .ok_or_else(view_not_found)?;
         self.view_from_record(namespace, record).await
     }
 
     /// Whether the view exists (HEAD), without reading its metadata.
-    pub async fn view_exists(&self, namespace: &Namespace, name: &TableName) -> Result<bool, CatalogError> {
-        Ok(self.meta.view_by_name(namespace.id, name.as_str()).await?.is_some())
+    pub async fn view_exists(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<bool, CatalogError> {
+        Ok(self
+            .meta
+            .view_by_name(namespace.id, name.as_str())
+            .await?
+            .is_some())
     }
 
     /// The names of every view of a resolved namespace, in name order.
@@ -226,7 +286,10 @@ impl Catalog {
         let mut names = Vec::new();
         let mut after: Option<String> = None;
         loop {
-            let page = self.meta.list_views(namespace.id, after.as_deref(), 1000).await?;
+            let page = self
+                .meta
+                .list_views(namespace.id, after.as_deref(), 1000)
+                .await?;
             let done = page.len() < 1000;
             after = page.last().map(|v| v.name.clone());
             for record in page {
@@ -251,7 +314,9 @@ impl Catalog {
             let current = self.view(namespace, name).await?;
             for requirement in &change.requirements {
                 match requirement {
-                    ViewRequirement::AssertViewUuid { uuid } if *uuid != current.metadata.uuid() => {
+                    ViewRequirement::AssertViewUuid { uuid }
+                        if *uuid != current.metadata.uuid() =>
+                    {
                         return Err(CatalogError::Conflict(format!(
                             "Requirement failed: view UUID does not match: expected {} != {uuid}",
                             current.metadata.uuid()
@@ -262,11 +327,20 @@ impl Catalog {
             }
             let metadata = apply_view_updates(&current.metadata, change.updates.clone())?;
             let version = metadata.versions().len() as u64 + u64::from(attempt);
-            let (location, file, json) = self.write_view_metadata(current.id, version, &metadata).await?;
+            let (location, file, json) = self
+                .write_view_metadata(current.id, version, &metadata)
+                .await?;
             let token = new_version_token();
             match self
                 .meta
-                .swap_view_pointer(current.id, &current.version_token, &token, &location, Utc::now(), by.as_str())
+                .swap_view_pointer(
+                    current.id,
+                    &current.version_token,
+                    &token,
+                    &location,
+                    Utc::now(),
+                    by.as_str(),
+                )
                 .await
             {
                 Ok(()) => {
@@ -286,16 +360,29 @@ impl Catalog {
                 Err(other) => return Err(other.into()),
             }
         }
-        Err(CatalogError::Conflict("The view changed concurrently while replacing it; retry".into()))
+        Err(CatalogError::Conflict(
+            "The view changed concurrently while replacing it; retry".into(),
+        ))
     }
 
     /// Drops a view and deletes its storage (only its metadata files live there) in the background.
-    pub async fn drop_view(&self, namespace: &Namespace, name: &TableName) -> Result<(), CatalogError> {
-        let record = self.meta.view_by_name(namespace.id, name.as_str()).await?.ok_or_else(view_not_found)?;
-        self.meta.delete_view(record.id).await.map_err(|e| match e {
-            StoreError::NotFound => view_not_found(),
-            other => other.into(),
-        })?;
+    pub async fn drop_view(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<(), CatalogError> {
+        let record = self
+            .meta
+            .view_by_name(namespace.id, name.as_str())
+            .await?
+            .ok_or_else(view_not_found)?;
+        self.meta
+            .delete_view(record.id)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => view_not_found(),
+                other => other.into(),
+            })?;
         let catalog = self.clone();
         tokio::spawn(async move {
             if let Err(e) = catalog.purge_table_storage(record.id).await {
@@ -314,21 +401,39 @@ impl Catalog {
         new_name: &TableName,
         by: &AccountId,
     ) -> Result<(), CatalogError> {
-        let record = self.meta.view_by_name(namespace.id, name.as_str()).await?.ok_or_else(view_not_found)?;
-        if self.meta.table_by_name(target.id, new_name.as_str()).await?.is_some() {
+        let record = self
+            .meta
+            .view_by_name(namespace.id, name.as_str())
+            .await?
+            .ok_or_else(view_not_found)?;
+        if self
+            .meta
+            .table_by_name(target.id, new_name.as_str())
+            .await?
+            .is_some()
+        {
             return Err(CatalogError::AlreadyExists(format!(
                 "Cannot rename {}.{name} to {}.{new_name}. Table already exists",
                 namespace.name, target.name
             )));
         }
-        self.meta.rename_view(record.id, target.id, new_name.as_str(), Utc::now(), by.as_str()).await.map_err(|e| match e {
-            StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(format!(
-                "Cannot rename {}.{name} to {}.{new_name}. View already exists",
-                namespace.name, target.name
-            )),
-            StoreError::NotFound => view_not_found(),
-            other => other.into(),
-        })
+        self.meta
+            .rename_view(
+                record.id,
+                target.id,
+                new_name.as_str(),
+                Utc::now(),
+                by.as_str(),
+            )
+            .await
+            .map_err(|e| match e {
+                StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(format!(
+                    "Cannot rename {}.{name} to {}.{new_name}. View already exists",
+                    namespace.name, target.name
+                )),
+                StoreError::NotFound => view_not_found(),
+                other => other.into(),
+            })
     }
 }
 
@@ -338,10 +443,15 @@ mod tests {
 
     #[test]
     fn requirements_parse() {
-        let req: ViewRequirement =
-            serde_json::from_str(r#"{"type":"assert-view-uuid","uuid":"8ab7b6a8-1c2d-4e5f-9a0b-123456789abc"}"#).unwrap();
+        let req: ViewRequirement = serde_json::from_str(
+            r#"{"type":"assert-view-uuid","uuid":"8ab7b6a8-1c2d-4e5f-9a0b-123456789abc"}"#,
+        )
+        .unwrap();
         assert!(matches!(req, ViewRequirement::AssertViewUuid { .. }));
-        assert!(serde_json::from_str::<ViewRequirement>(r#"{"type":"assert-table-uuid","uuid":"x"}"#).is_err());
+        assert!(
+            serde_json::from_str::<ViewRequirement>(r#"{"type":"assert-table-uuid","uuid":"x"}"#)
+                .is_err()
+        );
     }
 
     fn version(id: i64, sql: &str) -> ViewVersion {
@@ -361,45 +471,118 @@ mod tests {
         use crate::{ArnFlavor, BucketName, CatalogConfig, NamespaceName, NewBucket, Tags};
 
         let dir = tempfile::tempdir().unwrap();
-        let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("meta.db").display())).await.unwrap();
+        let meta = MetaStore::connect(&format!(
+            "sqlite://{}",
+            dir.path().join("meta.db").display()
+        ))
+        .await
+        .unwrap();
         let blobs = BlobStore::open(&BlobUrl::Local(dir.path().join("blobs"))).unwrap();
-        let catalog = Catalog::new(meta, blobs, CatalogConfig { region: "us-east-1".into(), flavor: ArnFlavor::Aws });
+        let catalog = Catalog::new(
+            meta,
+            blobs,
+            CatalogConfig {
+                region: "us-east-1".into(),
+                flavor: ArnFlavor::Aws,
+            },
+        );
         let account = AccountId::parse("111122223333").unwrap();
-        let new = NewBucket { name: BucketName::parse("bucket").unwrap(), encryption: None, storage_class: None, tags: Tags::default() };
+        let new = NewBucket {
+            name: BucketName::parse("bucket").unwrap(),
+            encryption: None,
+            storage_class: None,
+            tags: Tags::default(),
+        };
         let bucket = catalog.create_bucket(&account, new).await.unwrap();
-        let ns = catalog.create_namespace(&bucket.arn, NamespaceName::parse("ns").unwrap(), BTreeMap::new(), &account).await.unwrap();
-        let schema: Schema = serde_json::from_value(serde_json::json!({"type": "struct", "schema-id": 0, "fields": [
-            {"id": 1, "name": "x", "type": "long", "required": false}]})).unwrap();
+        let ns = catalog
+            .create_namespace(
+                &bucket.arn,
+                NamespaceName::parse("ns").unwrap(),
+                BTreeMap::new(),
+                &account,
+            )
+            .await
+            .unwrap();
+        let schema: Schema = serde_json::from_value(
+            serde_json::json!({"type": "struct", "schema-id": 0, "fields": [
+            {"id": 1, "name": "x", "type": "long", "required": false}]}),
+        )
+        .unwrap();
         let name = TableName::parse("v").unwrap();
-        let definition = ViewDefinition { schema: schema.clone(), version: version(1, "select 1"), properties: HashMap::new() };
-        let created = catalog.create_view(&ns, &name, definition.clone(), &account).await.unwrap();
+        let definition = ViewDefinition {
+            schema: schema.clone(),
+            version: version(1, "select 1"),
+            properties: HashMap::new(),
+        };
+        let created = catalog
+            .create_view(&ns, &name, definition.clone(), &account)
+            .await
+            .unwrap();
         assert_eq!(created.metadata.uuid(), created.id);
-        assert!(matches!(catalog.create_view(&ns, &name, definition, &account).await, Err(CatalogError::AlreadyExists(_))));
+        assert!(matches!(
+            catalog.create_view(&ns, &name, definition, &account).await,
+            Err(CatalogError::AlreadyExists(_))
+        ));
 
         // Replace: a second version becomes current; the versions list is in version order.
         let change = ViewChange {
             requirements: vec![ViewRequirement::AssertViewUuid { uuid: created.id }],
             updates: vec![
-                ViewUpdate::AddViewVersion { view_version: version(2, "select 2") },
-                ViewUpdate::SetCurrentViewVersion { view_version_id: -1 },
+                ViewUpdate::AddViewVersion {
+                    view_version: version(2, "select 2"),
+                },
+                ViewUpdate::SetCurrentViewVersion {
+                    view_version_id: -1,
+                },
             ],
         };
-        let replaced = catalog.replace_view(&ns, &name, change, &account).await.unwrap();
+        let replaced = catalog
+            .replace_view(&ns, &name, change, &account)
+            .await
+            .unwrap();
         assert_eq!(replaced.metadata.current_version_id(), 2);
         let doc: serde_json::Value = serde_json::from_slice(&replaced.json).unwrap();
-        let ids: Vec<i64> = doc["versions"].as_array().unwrap().iter().map(|v| v["version-id"].as_i64().unwrap()).collect();
+        let ids: Vec<i64> = doc["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["version-id"].as_i64().unwrap())
+            .collect();
         assert_eq!(ids, [1, 2]);
-        let stale = ViewChange { requirements: vec![ViewRequirement::AssertViewUuid { uuid: Uuid::nil() }], updates: vec![] };
-        assert!(matches!(catalog.replace_view(&ns, &name, stale, &account).await, Err(CatalogError::Conflict(_))));
+        let stale = ViewChange {
+            requirements: vec![ViewRequirement::AssertViewUuid { uuid: Uuid::nil() }],
+            updates: vec![],
+        };
+        assert!(matches!(
+            catalog.replace_view(&ns, &name, stale, &account).await,
+            Err(CatalogError::Conflict(_))
+        ));
 
         // Views and tables share names; rename; drop.
         assert_eq!(catalog.list_views(&ns).await.unwrap(), vec![name.clone()]);
         let renamed = TableName::parse("w").unwrap();
-        catalog.rename_view(&ns, &name, &ns, &renamed, &account).await.unwrap();
+        catalog
+            .rename_view(&ns, &name, &ns, &renamed, &account)
+            .await
+            .unwrap();
         assert!(!catalog.view_exists(&ns, &name).await.unwrap());
-        assert_eq!(catalog.view(&ns, &renamed).await.unwrap().metadata.current_version_id(), 2);
+        assert_eq!(
+            catalog
+                .view(&ns, &renamed)
+                .await
+                .unwrap()
+                .metadata
+                .current_version_id(),
+            2
+        );
         catalog.drop_view(&ns, &renamed).await.unwrap();
-        assert!(matches!(catalog.view(&ns, &renamed).await, Err(CatalogError::NotFound(_))));
-        assert!(matches!(catalog.drop_view(&ns, &renamed).await, Err(CatalogError::NotFound(_))));
+        assert!(matches!(
+            catalog.view(&ns, &renamed).await,
+            Err(CatalogError::NotFound(_))
+        ));
+        assert!(matches!(
+            catalog.drop_view(&ns, &renamed).await,
+            Err(CatalogError::NotFound(_))
+        ));
     }
 }

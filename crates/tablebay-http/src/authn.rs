@@ -13,7 +13,9 @@ pub(crate) fn authenticate(
     body: &[u8],
 ) -> Result<Principal, AuthError> {
     let signed = verifier.parse(parts, chrono::Utc::now())?;
-    let (secret, principal) = identities.lookup(&signed.access_key_id).ok_or(AuthError::UnknownAccessKey)?;
+    let (secret, principal) = identities
+        .lookup(&signed.access_key_id)
+        .ok_or(AuthError::UnknownAccessKey)?;
     verifier.verify(&signed, parts, body, secret.expose())?;
     Ok(principal)
 }

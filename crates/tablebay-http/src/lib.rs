@@ -43,14 +43,24 @@ pub fn s3_router(state: AppState) -> Router {
 
 /// `GET /health`: 200 without authentication while the process serves.
 async fn health() -> impl IntoResponse {
-    (StatusCode::OK, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], "{\"status\":\"ok\"}")
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        "{\"status\":\"ok\"}",
+    )
 }
 
 /// `GET /metrics`: Prometheus text format.
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        )],
         match &state.maintenance {
             Some(runner) => state.metrics.render() + &runner.metrics().render(),
             None => state.metrics.render(),

@@ -7,7 +7,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Upper bounds (seconds) of the request latency histogram.
-const LATENCY_BUCKETS: [f64; 12] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0];
+const LATENCY_BUCKETS: [f64; 12] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
 
 #[derive(Default, Debug)]
 struct Series {
@@ -24,9 +26,17 @@ pub struct Metrics {
 
 impl Metrics {
     /// Records one finished request.
-    pub fn record(&self, surface: &'static str, operation: &'static str, status: u16, latency: Duration) {
+    pub fn record(
+        &self,
+        surface: &'static str,
+        operation: &'static str,
+        status: u16,
+        latency: Duration,
+    ) {
         let seconds = latency.as_secs_f64();
-        let Ok(mut series) = self.series.lock() else { return };
+        let Ok(mut series) = self.series.lock() else {
+            return;
+        };
         let entry = series.entry((surface, operation, status)).or_default();
         entry.count += 1;
         entry.sum_seconds += seconds;
@@ -40,8 +50,12 @@ impl Metrics {
     /// The Prometheus text exposition of every series.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let Ok(series) = self.series.lock() else { return out };
-        out.push_str("# HELP tablebay_requests_total Requests answered, by surface, operation and status.\n");
+        let Ok(series) = self.series.lock() else {
+            return out;
+        };
+        out.push_str(
+            "# HELP tablebay_requests_total Requests answered, by surface, operation and status.\n",
+        );
         out.push_str("# TYPE tablebay_requests_total counter\n");
         for ((surface, operation, status), s) in series.iter() {
             let _ = writeln!(
@@ -64,11 +78,26 @@ impl Metrics {
         for ((surface, operation), s) in by_op {
             let labels = format!("surface=\"{surface}\",operation=\"{operation}\"");
             for (bound, count) in LATENCY_BUCKETS.iter().zip(s.buckets.iter()) {
-                let _ = writeln!(out, "tablebay_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {count}");
+                let _ = writeln!(
+                    out,
+                    "tablebay_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {count}"
+                );
             }
-            let _ = writeln!(out, "tablebay_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}", s.count);
-            let _ = writeln!(out, "tablebay_request_duration_seconds_sum{{{labels}}} {}", s.sum_seconds);
-            let _ = writeln!(out, "tablebay_request_duration_seconds_count{{{labels}}} {}", s.count);
+            let _ = writeln!(
+                out,
+                "tablebay_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
+                s.count
+            );
+            let _ = writeln!(
+                out,
+                "tablebay_request_duration_seconds_sum{{{labels}}} {}",
+                s.sum_seconds
+            );
+            let _ = writeln!(
+                out,
+                "tablebay_request_duration_seconds_count{{{labels}}} {}",
+                s.count
+            );
         }
         out
     }

@@ -43,8 +43,18 @@ pub struct Identities {
 
 impl Identities {
     /// The instance root credentials, acting for `account`.
-    pub fn new(root_access_key_id: String, root_secret: Secret, account: AccountId, flavor: ArnFlavor) -> Self {
-        Self { root_access_key_id, root_secret, account, flavor }
+    pub fn new(
+        root_access_key_id: String,
+        root_secret: Secret,
+        account: AccountId,
+        flavor: ArnFlavor,
+    ) -> Self {
+        Self {
+            root_access_key_id,
+            root_secret,
+            account,
+            flavor,
+        }
     }
 
     /// The secret and principal of an access key, if the key is known.
@@ -87,7 +97,10 @@ impl AppState {
     /// Assembles the state for the configured region.
     pub fn new(catalog: Catalog, identities: Identities) -> Self {
         let region = catalog.config().region.clone();
-        let iceberg = IcebergSettings::new(identities.root_secret.expose(), "http://127.0.0.1:9000".to_string());
+        let iceberg = IcebergSettings::new(
+            identities.root_secret.expose(),
+            "http://127.0.0.1:9000".to_string(),
+        );
         Self {
             catalog,
             identities: Arc::new(identities),

@@ -291,7 +291,7 @@ impl JobRunner {
         let arn = table.arn.clone();
         let (table, configured) = self.catalog.table_maintenance(&TableRef::Arn(arn.clone())).await?;
         let enabled = |status: MaintenanceStatus| explicit || status == MaintenanceStatus::Enabled;
-        let loaded = match self.catalog.load_iceberg_table(table).await {
+        let loaded = match self.catalog.reload_iceberg_table(&table).await {
             Ok(loaded) => loaded,
             // A table created without a schema has nothing to maintain yet.
             Err(CatalogError::NotFound(_)) if self.catalog.table_by_id(arn.table_id).await?.is_some() => {

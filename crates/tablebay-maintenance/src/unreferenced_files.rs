@@ -84,7 +84,7 @@ pub(crate) async fn remove_unreferenced(
         && let Some(now_table) = catalog.table_by_id(table_id).await?
         && now_table.metadata_location.as_deref() != Some(loaded.metadata_location.as_str())
     {
-        let newer = catalog.load_iceberg_table(now_table).await?;
+        let newer = catalog.reload_iceberg_table(&now_table).await?;
         let newer_keys =
             table_files(catalog, &newer.metadata.metadata, &newer.metadata_location).await?.keys_of(table_id);
         to_delete.retain(|(key, _)| !newer_keys.contains(key));

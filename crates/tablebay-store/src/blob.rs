@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
-use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
+use object_store::{
+    GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart,
+};
 
 use crate::StoreError;
 
@@ -51,34 +53,60 @@ impl BlobStore {
     pub fn open(url: &BlobUrl) -> Result<Self, StoreError> {
         match url {
             BlobUrl::Local(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))?;
-                let fs = object_store::local::LocalFileSystem::new_with_prefix(dir).map_err(StoreError::Blob)?;
-                Ok(Self { inner: Arc::new(fs), prefix: object_store::path::Path::default() })
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))?;
+                let fs = object_store::local::LocalFileSystem::new_with_prefix(dir)
+                    .map_err(StoreError::Blob)?;
+                Ok(Self {
+                    inner: Arc::new(fs),
+                    prefix: object_store::path::Path::default(),
+                })
             }
-            BlobUrl::S3 { bucket, prefix, endpoint, region, access_key_id, secret_access_key, path_style } => {
+            BlobUrl::S3 {
+                bucket,
+                prefix,
+                endpoint,
+                region,
+                access_key_id,
+                secret_access_key,
+                path_style,
+            } => {
                 let mut builder = object_store::aws::AmazonS3Builder::new()
                     .with_bucket_name(bucket)
                     .with_region(region)
                     .with_virtual_hosted_style_request(!path_style);
                 if let Some(endpoint) = endpoint {
-                    builder = builder.with_endpoint(endpoint).with_allow_http(endpoint.starts_with("http://"));
+                    builder = builder
+                        .with_endpoint(endpoint)
+                        .with_allow_http(endpoint.starts_with("http://"));
                 }
                 if let (Some(id), Some(secret)) = (access_key_id, secret_access_key) {
-                    builder = builder.with_access_key_id(id).with_secret_access_key(secret);
+                    builder = builder
+                        .with_access_key_id(id)
+                        .with_secret_access_key(secret);
                 }
                 let s3 = builder.build().map_err(StoreError::Blob)?;
-                Ok(Self { inner: Arc::new(s3), prefix: object_store::path::Path::from(prefix.as_str()) })
+                Ok(Self {
+                    inner: Arc::new(s3),
+                    prefix: object_store::path::Path::from(prefix.as_str()),
+                })
             }
         }
     }
 
     fn path(&self, key: &str) -> object_store::path::Path {
-        self.prefix.parts().chain(object_store::path::Path::from(key).parts()).collect()
+        self.prefix
+            .parts()
+            .chain(object_store::path::Path::from(key).parts())
+            .collect()
     }
 
     /// Writes `bytes` at `key` atomically (readers see the old blob or the whole new one).
     pub async fn put(&self, key: &str, bytes: Bytes) -> Result<(), StoreError> {
-        self.inner.put(&self.path(key), bytes.into()).await.map_err(StoreError::Blob)?;
+        self.inner
+            .put(&self.path(key), bytes.into())
+            .await
+            .map_err(StoreError::Blob)?;
         Ok(())
     }
 
@@ -93,7 +121,11 @@ impl BlobStore {
 
     /// A writer of a new blob at `key`; nothing is visible at `key` until [`BlobWriter::finish`] succeeds.
     pub fn writer(&self, key: &str) -> BlobWriter {
-        BlobWriter { inner: Arc::clone(&self.inner), path: self.path(key), state: WriterState::default() }
+        BlobWriter {
+            inner: Arc::clone(&self.inner),
+            path: self.path(key),
+            state: WriterState::default(),
+        }
     }
 
     /// Streams bytes `range` of the blob at `key` (the range must lie inside the blob); `NotFound` if absent.
@@ -101,7 +133,10 @@ impl BlobStore {
         if range.is_empty() {
             return Ok(futures::stream::empty().boxed());
         }
-        let options = GetOptions { range: Some(GetRange::Bounded(range.clone())), ..GetOptions::default() };
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            ..GetOptions::default()
+        };
         let result = match self.inner.get_opts(&self.path(key), options).await {
             Ok(result) => result,
             Err(object_store::Error::NotFound { .. }) => return Err(StoreError::NotFound),
@@ -121,9 +156,15 @@ impl BlobStore {
     pub async fn delete_prefix(&self, prefix: &str) -> Result<u64, StoreError> {
         let folder = self.path(prefix.trim_end_matches('/'));
         if folder.parts().count() <= self.prefix.parts().count() {
-            return Err(StoreError::Config(format!("refusing to delete the whole blob store (prefix {prefix:?})")));
+            return Err(StoreError::Config(format!(
+                "refusing to delete the whole blob store (prefix {prefix:?})"
+            )));
         }
-        let listed = self.inner.list(Some(&folder)).map(|meta| meta.map(|m| m.location)).boxed();
+        let listed = self
+            .inner
+            .list(Some(&folder))
+            .map(|meta| meta.map(|m| m.location))
+            .boxed();
         let mut deleted = self.inner.delete_stream(listed);
         let mut count = 0;
         while let Some(result) = deleted.next().await {
@@ -156,7 +197,9 @@ fn read_file(file: std::fs::File, range: Range<u64>) -> BlobStream {
     use std::io::{Read, Seek, SeekFrom};
     let state = (Some(file), range.start, range.end);
     futures::stream::try_unfold(state, |(file, offset, end)| async move {
-        let Some(mut file) = file else { return Ok(None) };
+        let Some(mut file) = file else {
+            return Ok(None);
+        };
         if offset >= end {
             return Ok(None);
         }
@@ -169,10 +212,17 @@ fn read_file(file: std::fs::File, range: Range<u64>) -> BlobStream {
         })
         .await
         .map_err(|e| StoreError::Config(format!("blob read task failed: {e}")))?
-        .map_err(|e| StoreError::Blob(object_store::Error::Generic { store: "LocalFileSystem", source: Box::new(e) }))?;
+        .map_err(|e| {
+            StoreError::Blob(object_store::Error::Generic {
+                store: "LocalFileSystem",
+                source: Box::new(e),
+            })
+        })?;
         if chunk.is_empty() {
             // The file is shorter than the row says: fail rather than end the response early without a sign.
-            return Err(StoreError::Corrupt(format!("blob ends at {offset}, expected {end} bytes")));
+            return Err(StoreError::Corrupt(format!(
+                "blob ends at {offset}, expected {end} bytes"
+            )));
         }
         let next = offset + chunk.len() as u64;
         Ok(Some((Bytes::from(chunk), (Some(file), next, end))))
@@ -200,7 +250,9 @@ enum WriterState {
 
 impl std::fmt::Debug for BlobWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BlobWriter").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("BlobWriter")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -223,7 +275,10 @@ impl BlobWriter {
                 chunks.push(bytes);
             }
             WriterState::Streaming(upload, written) => {
-                upload.wait_for_capacity(MAX_PARTS_IN_FLIGHT).await.map_err(StoreError::Blob)?;
+                upload
+                    .wait_for_capacity(MAX_PARTS_IN_FLIGHT)
+                    .await
+                    .map_err(StoreError::Blob)?;
                 *written += bytes.len() as u64;
                 upload.put(bytes);
                 return Ok(());
@@ -235,7 +290,11 @@ impl BlobWriter {
             let WriterState::Buffering(chunks, len) = std::mem::take(&mut self.state) else {
                 return Ok(());
             };
-            let upload = self.inner.put_multipart(&self.path).await.map_err(StoreError::Blob)?;
+            let upload = self
+                .inner
+                .put_multipart(&self.path)
+                .await
+                .map_err(StoreError::Blob)?;
             let mut upload = Box::new(WriteMultipart::new_with_chunk_size(upload, CHUNK_BYTES));
             for chunk in chunks {
                 upload.put(chunk);
@@ -249,11 +308,17 @@ impl BlobWriter {
     pub async fn finish(self) -> Result<u64, StoreError> {
         match self.state {
             WriterState::Empty => {
-                self.inner.put(&self.path, PutPayload::default()).await.map_err(StoreError::Blob)?;
+                self.inner
+                    .put(&self.path, PutPayload::default())
+                    .await
+                    .map_err(StoreError::Blob)?;
                 Ok(0)
             }
             WriterState::Buffering(chunks, len) => {
-                self.inner.put(&self.path, PutPayload::from_iter(chunks)).await.map_err(StoreError::Blob)?;
+                self.inner
+                    .put(&self.path, PutPayload::from_iter(chunks))
+                    .await
+                    .map_err(StoreError::Blob)?;
                 Ok(len as u64)
             }
             WriterState::Streaming(upload, written) => {

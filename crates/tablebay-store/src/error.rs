@@ -79,7 +79,10 @@ fn classify(db: &dyn DatabaseError) -> Class {
     } else if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
         // SQLITE_BUSY (5) and SQLITE_LOCKED (6) with their extended codes (BUSY_SNAPSHOT = 517, …): another
         // writer held the lock past the busy timeout (reference/rust-stack.md, trap T13).
-        let primary = db.code().and_then(|code| code.parse::<i32>().ok()).map(|code| code & 0xff);
+        let primary = db
+            .code()
+            .and_then(|code| code.parse::<i32>().ok())
+            .map(|code| code & 0xff);
         if matches!(primary, Some(5 | 6)) {
             return Class::Conflict;
         }

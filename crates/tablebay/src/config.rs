@@ -57,7 +57,11 @@ pub struct ServeArgs {
     #[arg(long, env = "TABLEBAY_BLOB_S3_ACCESS_KEY_ID")]
     blob_s3_access_key_id: Option<String>,
     /// Secret access key for the S3-compatible blob store.
-    #[arg(long, env = "TABLEBAY_BLOB_S3_SECRET_ACCESS_KEY", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "TABLEBAY_BLOB_S3_SECRET_ACCESS_KEY",
+        hide_env_values = true
+    )]
     blob_s3_secret_access_key: Option<String>,
     /// Use path-style requests against the S3-compatible blob store (`true`/`false`, default true).
     #[arg(long, env = "TABLEBAY_BLOB_S3_PATH_STYLE")]
@@ -186,30 +190,55 @@ impl Config {
         let file: FileConfig = match &args.config {
             None => FileConfig::default(),
             Some(path) => {
-                let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
                 toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
             }
         };
         let maintenance = maintenance_config(&args_maintenance(&args_m, &file))?;
-        let data_dir = args.data_dir.or(file.data_dir).unwrap_or_else(|| PathBuf::from("tablebay-data"));
-        std::fs::create_dir_all(&data_dir).with_context(|| format!("creating data directory {}", data_dir.display()))?;
-        let addr = |given: Option<String>, default: &str, what: &str| -> anyhow::Result<SocketAddr> {
-            let text = given.unwrap_or_else(|| default.to_string());
-            text.parse().with_context(|| format!("invalid {what} address '{text}' (expected host:port)"))
-        };
-        let region = args.region.or(file.region).unwrap_or_else(|| DEFAULT_REGION.to_string());
-        if region.is_empty() || !region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+        let data_dir = args
+            .data_dir
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from("tablebay-data"));
+        std::fs::create_dir_all(&data_dir)
+            .with_context(|| format!("creating data directory {}", data_dir.display()))?;
+        let addr =
+            |given: Option<String>, default: &str, what: &str| -> anyhow::Result<SocketAddr> {
+                let text = given.unwrap_or_else(|| default.to_string());
+                text.parse().with_context(|| {
+                    format!("invalid {what} address '{text}' (expected host:port)")
+                })
+            };
+        let region = args
+            .region
+            .or(file.region)
+            .unwrap_or_else(|| DEFAULT_REGION.to_string());
+        if region.is_empty()
+            || !region
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
             bail!("invalid region '{region}' (lowercase letters, digits and '-')");
         }
-        let account = args.account_id.or(file.account_id).unwrap_or_else(|| DEFAULT_ACCOUNT_ID.to_string());
-        let account_id = AccountId::parse(&account).map_err(|e| anyhow::anyhow!("invalid account id: {e}"))?;
-        let flavor = args.arn_flavor.or(file.arn_flavor).unwrap_or_else(|| "oss".to_string());
+        let account = args
+            .account_id
+            .or(file.account_id)
+            .unwrap_or_else(|| DEFAULT_ACCOUNT_ID.to_string());
+        let account_id =
+            AccountId::parse(&account).map_err(|e| anyhow::anyhow!("invalid account id: {e}"))?;
+        let flavor = args
+            .arn_flavor
+            .or(file.arn_flavor)
+            .unwrap_or_else(|| "oss".to_string());
         let arn_flavor: ArnFlavor = flavor.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
         let meta_url = match args.meta_url.or(file.meta_url) {
             Some(url) => url,
             None => format!("sqlite://{}?mode=rwc", data_dir.join("meta.db").display()),
         };
-        if !(meta_url.starts_with("sqlite:") || meta_url.starts_with("postgres://") || meta_url.starts_with("postgresql://")) {
+        if !(meta_url.starts_with("sqlite:")
+            || meta_url.starts_with("postgres://")
+            || meta_url.starts_with("postgresql://"))
+        {
             bail!("invalid meta URL '{meta_url}' (expected sqlite://… or postgres://…)");
         }
         let blob_url = match args.blob_url.or(file.blob_url) {
@@ -225,10 +254,18 @@ impl Config {
                         bucket: bucket.to_string(),
                         prefix: prefix.trim_matches('/').to_string(),
                         endpoint: args.blob_s3_endpoint.or(file.blob_s3_endpoint),
-                        region: args.blob_s3_region.or(file.blob_s3_region).unwrap_or_else(|| region.clone()),
+                        region: args
+                            .blob_s3_region
+                            .or(file.blob_s3_region)
+                            .unwrap_or_else(|| region.clone()),
                         access_key_id: args.blob_s3_access_key_id.or(file.blob_s3_access_key_id),
-                        secret_access_key: args.blob_s3_secret_access_key.or(file.blob_s3_secret_access_key),
-                        path_style: args.blob_s3_path_style.or(file.blob_s3_path_style).unwrap_or(true),
+                        secret_access_key: args
+                            .blob_s3_secret_access_key
+                            .or(file.blob_s3_secret_access_key),
+                        path_style: args
+                            .blob_s3_path_style
+                            .or(file.blob_s3_path_style)
+                            .unwrap_or(true),
                     }
                 }
             },
@@ -248,9 +285,12 @@ impl Config {
             .or(file.multipart_expiry_hours)
             .unwrap_or(DEFAULT_MULTIPART_EXPIRY_HOURS);
         if !(0.0..=MAX_MULTIPART_EXPIRY_HOURS).contains(&expiry_hours) {
-            bail!("invalid multipart expiry {expiry_hours} hours (0 to {MAX_MULTIPART_EXPIRY_HOURS}; 0 disables expiry)");
+            bail!(
+                "invalid multipart expiry {expiry_hours} hours (0 to {MAX_MULTIPART_EXPIRY_HOURS}; 0 disables expiry)"
+            );
         }
-        let multipart_expiry = (expiry_hours > 0.0).then(|| Duration::from_secs_f64(expiry_hours * 3600.0));
+        let multipart_expiry =
+            (expiry_hours > 0.0).then(|| Duration::from_secs_f64(expiry_hours * 3600.0));
         let s3_public_url = args.s3_public_url.or(file.s3_public_url);
         if let Some(url) = &s3_public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
@@ -260,7 +300,11 @@ impl Config {
         Ok(Self {
             maintenance,
             s3_public_url: s3_public_url.map(|u| u.trim_end_matches('/').to_string()),
-            tables_addr: addr(args.tables_addr.or(file.tables_addr), DEFAULT_TABLES_ADDR, "tables")?,
+            tables_addr: addr(
+                args.tables_addr.or(file.tables_addr),
+                DEFAULT_TABLES_ADDR,
+                "tables",
+            )?,
             s3_addr: addr(args.s3_addr.or(file.s3_addr), DEFAULT_S3_ADDR, "s3")?,
             region,
             account_id,
@@ -343,16 +387,25 @@ fn root_credentials(
     match (access_key_id, secret) {
         (Some(id), Some(secret)) => {
             if id.is_empty() || secret.is_empty() {
-                bail!("TABLEBAY_ROOT_ACCESS_KEY_ID and TABLEBAY_ROOT_SECRET_ACCESS_KEY must not be empty");
+                bail!(
+                    "TABLEBAY_ROOT_ACCESS_KEY_ID and TABLEBAY_ROOT_SECRET_ACCESS_KEY must not be empty"
+                );
             }
-            return Ok(RootCredentials { access_key_id: id, secret: Secret::new(secret), generated_at: None });
+            return Ok(RootCredentials {
+                access_key_id: id,
+                secret: Secret::new(secret),
+                generated_at: None,
+            });
         }
         (None, None) => {}
-        _ => bail!("set both TABLEBAY_ROOT_ACCESS_KEY_ID and TABLEBAY_ROOT_SECRET_ACCESS_KEY, or neither"),
+        _ => bail!(
+            "set both TABLEBAY_ROOT_ACCESS_KEY_ID and TABLEBAY_ROOT_SECRET_ACCESS_KEY, or neither"
+        ),
     }
     let path = data_dir.join(ROOT_CREDENTIALS_FILE);
     if path.exists() {
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
         let stored: StoredRootCredentials =
             serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
         return Ok(RootCredentials {
@@ -362,9 +415,17 @@ fn root_credentials(
         });
     }
     const ID_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    const SECRET_ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const SECRET_ALPHABET: &[u8] =
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let pick = |alphabet: &[u8], n: usize| -> String {
-        (0..n).filter_map(|_| alphabet.get(rand::random_range(0..alphabet.len())).copied().map(char::from)).collect()
+        (0..n)
+            .filter_map(|_| {
+                alphabet
+                    .get(rand::random_range(0..alphabet.len()))
+                    .copied()
+                    .map(char::from)
+            })
+            .collect()
     };
     let stored = StoredRootCredentials {
         access_key_id: format!("TBRK{}", pick(ID_ALPHABET, 16)),

@@ -1,6 +1,7 @@
-//! The `tablebay` command: `tablebay serve` runs the server; `tablebay maintenance …` talks to a running one. Configuration is in `config.rs`, the wiring of
-//! stores, services and listeners in `serve.rs`.
+//! The `tablebay` command: `tablebay serve` runs the server; `tablebay maintenance …` talks to a running one.
+//! Configuration is in `config.rs`, the wiring of stores, services and listeners in `serve.rs`.
 
+mod compact;
 mod config;
 mod maintenance_cli;
 mod serve;
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Run the server: the tables listener (control plane, Iceberg REST) and the S3 listener.
     Serve(Box<config::ServeArgs>),
+    /// Compact one table now (against a server's stores, while it runs) and print the report as JSON.
+    Compact(compact::CompactArgs),
     /// Table maintenance on a running server: run a job now, list recorded runs.
     #[command(subcommand)]
     Maintenance(maintenance_cli::MaintenanceCommand),
@@ -30,8 +33,16 @@ fn main() -> anyhow::Result<()> {
         Command::Serve(args) => {
             let config = config::Config::load(*args)?;
             serve::init_logging(&config);
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
             runtime.block_on(serve::run(config))
+        }
+        Command::Compact(args) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(compact::run(args))
         }
         Command::Maintenance(command) => {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

@@ -19,7 +19,10 @@ pub fn init_logging(config: &Config) {
         // s3s logs every error answer (a 404 included) at ERROR level; the S3 surface logs its own line per request.
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn,s3s=off"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
     match config.log_format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),
@@ -27,7 +30,9 @@ pub fn init_logging(config: &Config) {
 }
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let meta = MetaStore::connect(&config.meta_url).await.context("opening the metadata store")?;
+    let meta = MetaStore::connect(&config.meta_url)
+        .await
+        .context("opening the metadata store")?;
     let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
     let catalog =
         Catalog::new(meta.clone(), blobs, CatalogConfig { region: config.region.clone(), flavor: config.arn_flavor });
@@ -48,7 +53,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .with_context(|| format!("binding the S3 listener to {}", config.s3_addr))?;
 
     if let Some(path) = &config.root.generated_at {
-        println!("tablebay generated root credentials (stored in {}):", path.display());
+        println!(
+            "tablebay generated root credentials (stored in {}):",
+            path.display()
+        );
         println!("  access key id:     {}", config.root.access_key_id);
         println!("  secret access key: {}", config.root.secret.expose());
     }
@@ -60,13 +68,20 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         None => format!("http://{s3_bound}"),
     };
     let state = state.with_s3_public_url(s3_public_url);
-    println!("tablebay tables listener ready at http://{}", tables.local_addr()?);
+    println!(
+        "tablebay tables listener ready at http://{}",
+        tables.local_addr()?
+    );
     println!("tablebay s3 listener ready at http://{}", s3.local_addr()?);
 
     let shutdown = shutdown_signal();
     maintenance.spawn(shutdown.0.clone());
     if let Some(max_age) = config.multipart_expiry {
-        tokio::spawn(expire_uploads(state.catalog.clone(), max_age, shutdown.clone()));
+        tokio::spawn(expire_uploads(
+            state.catalog.clone(),
+            max_age,
+            shutdown.clone(),
+        ));
     }
     // TCP_NODELAY: a response's headers and body go out as separate writes; with Nagle on, the body waits for
     // the client's delayed ACK of the headers (40 ms on Linux) whenever the headers did not fill a segment.
@@ -74,7 +89,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let s3 = s3.tap_io(set_nodelay);
     let tables_server = axum::serve(tables, tablebay_http::tables_router(state.clone()))
         .with_graceful_shutdown(shutdown.clone().wait());
-    let s3_server = axum::serve(s3, tablebay_http::s3_router(state)).with_graceful_shutdown(shutdown.wait());
+    let s3_server =
+        axum::serve(s3, tablebay_http::s3_router(state)).with_graceful_shutdown(shutdown.wait());
     tokio::try_join!(tables_server, s3_server).context("serving")?;
     tracing::info!("stopped");
     Ok(())

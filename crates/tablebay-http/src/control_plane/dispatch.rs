@@ -41,11 +41,15 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
     let mut operation = "unknown";
     let mut principal_arn = String::from("-");
     let result = async {
-        let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
-            ControlPlaneError::BadRequest(format!("The request body is larger than {MAX_BODY_BYTES} bytes"))
-        })?;
-        let principal =
-            authenticate(&app.tables_verifier, &app.identities, &parts, &body).map_err(auth_error)?;
+        let body = axum::body::to_bytes(body, MAX_BODY_BYTES)
+            .await
+            .map_err(|_| {
+                ControlPlaneError::BadRequest(format!(
+                    "The request body is larger than {MAX_BODY_BYTES} bytes"
+                ))
+            })?;
+        let principal = authenticate(&app.tables_verifier, &app.identities, &parts, &body)
+            .map_err(auth_error)?;
         principal_arn.clone_from(&principal.arn);
         let endpoint = route(&parts.method, parts.uri.path(), parts.uri.query())?;
         operation = endpoint.operation();
@@ -68,7 +72,8 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
     }
     let status = response.status().as_u16();
     let latency = started.elapsed();
-    app.metrics.record("control_plane", operation, status, latency);
+    app.metrics
+        .record("control_plane", operation, status, latency);
     tracing::info!(
         surface = "control_plane",
         method = %parts.method,
@@ -91,37 +96,76 @@ async fn dispatch(
     use Endpoint as E;
     match endpoint {
         E::CreateTableBucket => buckets::create(catalog, ctx, body).await,
-        E::ListTableBuckets { query, bucket_type } => buckets::list(catalog, ctx, query, bucket_type.as_deref()).await,
+        E::ListTableBuckets { query, bucket_type } => {
+            buckets::list(catalog, ctx, query, bucket_type.as_deref()).await
+        }
         E::GetTableBucket { bucket } => buckets::get(catalog, ctx, bucket).await,
         E::DeleteTableBucket { bucket } => buckets::delete(catalog, ctx, bucket).await,
-        E::PutTableBucketPolicy { bucket } => policies::put_bucket(catalog, ctx, bucket, body).await,
+        E::PutTableBucketPolicy { bucket } => {
+            policies::put_bucket(catalog, ctx, bucket, body).await
+        }
         E::GetTableBucketPolicy { bucket } => policies::get_bucket(catalog, ctx, bucket).await,
-        E::DeleteTableBucketPolicy { bucket } => policies::delete_bucket(catalog, ctx, bucket).await,
-        E::PutTableBucketEncryption { bucket } => encryption::put_bucket(catalog, ctx, bucket, body).await,
-        E::GetTableBucketEncryption { bucket } => encryption::get_bucket(catalog, ctx, bucket).await,
-        E::DeleteTableBucketEncryption { bucket } => encryption::delete_bucket(catalog, ctx, bucket).await,
+        E::DeleteTableBucketPolicy { bucket } => {
+            policies::delete_bucket(catalog, ctx, bucket).await
+        }
+        E::PutTableBucketEncryption { bucket } => {
+            encryption::put_bucket(catalog, ctx, bucket, body).await
+        }
+        E::GetTableBucketEncryption { bucket } => {
+            encryption::get_bucket(catalog, ctx, bucket).await
+        }
+        E::DeleteTableBucketEncryption { bucket } => {
+            encryption::delete_bucket(catalog, ctx, bucket).await
+        }
         E::PutTableBucketMaintenanceConfiguration { bucket, job_type } => {
             maintenance::put_bucket(catalog, ctx, bucket, job_type, body).await
         }
-        E::GetTableBucketMaintenanceConfiguration { bucket } => maintenance::get_bucket(catalog, ctx, bucket).await,
-        E::PutTableBucketStorageClass { bucket } => storage::put_bucket_class(catalog, ctx, bucket, body).await,
-        E::GetTableBucketStorageClass { bucket } => storage::get_bucket_class(catalog, ctx, bucket).await,
-        E::PutTableBucketMetricsConfiguration { bucket } => storage::put_metrics(catalog, ctx, bucket).await,
-        E::GetTableBucketMetricsConfiguration { bucket } => storage::get_metrics(catalog, ctx, bucket).await,
-        E::DeleteTableBucketMetricsConfiguration { bucket } => storage::delete_metrics(catalog, ctx, bucket).await,
+        E::GetTableBucketMaintenanceConfiguration { bucket } => {
+            maintenance::get_bucket(catalog, ctx, bucket).await
+        }
+        E::PutTableBucketStorageClass { bucket } => {
+            storage::put_bucket_class(catalog, ctx, bucket, body).await
+        }
+        E::GetTableBucketStorageClass { bucket } => {
+            storage::get_bucket_class(catalog, ctx, bucket).await
+        }
+        E::PutTableBucketMetricsConfiguration { bucket } => {
+            storage::put_metrics(catalog, ctx, bucket).await
+        }
+        E::GetTableBucketMetricsConfiguration { bucket } => {
+            storage::get_metrics(catalog, ctx, bucket).await
+        }
+        E::DeleteTableBucketMetricsConfiguration { bucket } => {
+            storage::delete_metrics(catalog, ctx, bucket).await
+        }
         E::CreateNamespace { bucket } => namespaces::create(catalog, ctx, bucket, body).await,
         E::ListNamespaces { bucket, query } => namespaces::list(catalog, ctx, bucket, query).await,
-        E::GetNamespace { bucket, namespace } => namespaces::get(catalog, ctx, bucket, namespace).await,
-        E::DeleteNamespace { bucket, namespace } => namespaces::delete(catalog, ctx, bucket, namespace).await,
-        E::CreateTable { bucket, namespace } => tables::create(catalog, ctx, bucket, namespace, body).await,
-        E::ListTables { bucket, namespace, query } => {
-            tables::list(catalog, ctx, bucket, namespace.as_deref(), query).await
+        E::GetNamespace { bucket, namespace } => {
+            namespaces::get(catalog, ctx, bucket, namespace).await
         }
+        E::DeleteNamespace { bucket, namespace } => {
+            namespaces::delete(catalog, ctx, bucket, namespace).await
+        }
+        E::CreateTable { bucket, namespace } => {
+            tables::create(catalog, ctx, bucket, namespace, body).await
+        }
+        E::ListTables {
+            bucket,
+            namespace,
+            query,
+        } => tables::list(catalog, ctx, bucket, namespace.as_deref(), query).await,
         E::GetTable { table } => tables::get(catalog, ctx, table).await,
-        E::DeleteTable { table, version_token } => tables::delete(catalog, ctx, table, version_token.as_deref()).await,
+        E::DeleteTable {
+            table,
+            version_token,
+        } => tables::delete(catalog, ctx, table, version_token.as_deref()).await,
         E::RenameTable { table } => tables::rename(catalog, ctx, table, body).await,
-        E::GetTableMetadataLocation { table } => tables::get_metadata_location(catalog, ctx, table).await,
-        E::UpdateTableMetadataLocation { table } => tables::update_metadata_location(catalog, ctx, table, body).await,
+        E::GetTableMetadataLocation { table } => {
+            tables::get_metadata_location(catalog, ctx, table).await
+        }
+        E::UpdateTableMetadataLocation { table } => {
+            tables::update_metadata_location(catalog, ctx, table, body).await
+        }
         E::PutTablePolicy { table } => policies::put_table(catalog, ctx, table, body).await,
         E::GetTablePolicy { table } => policies::get_table(catalog, ctx, table).await,
         E::DeleteTablePolicy { table } => policies::delete_table(catalog, ctx, table).await,
@@ -129,8 +173,12 @@ async fn dispatch(
         E::PutTableMaintenanceConfiguration { table, job_type } => {
             maintenance::put_table(catalog, ctx, table, job_type, body).await
         }
-        E::GetTableMaintenanceConfiguration { table } => maintenance::get_table(catalog, ctx, table).await,
-        E::GetTableMaintenanceJobStatus { table } => maintenance::job_status(catalog, ctx, table).await,
+        E::GetTableMaintenanceConfiguration { table } => {
+            maintenance::get_table(catalog, ctx, table).await
+        }
+        E::GetTableMaintenanceJobStatus { table } => {
+            maintenance::job_status(catalog, ctx, table).await
+        }
         E::GetTableStorageClass { table } => storage::get_table_class(catalog, ctx, table).await,
         E::TagResource { arn } => tagging::tag(catalog, ctx, arn, body).await,
         E::UntagResource { arn, tag_keys } => tagging::untag(catalog, ctx, arn, tag_keys).await,

@@ -19,26 +19,51 @@ fn encryption_response(encryption: &Encryption) -> Result<Response, ControlPlane
 }
 
 /// `PUT /buckets/{arn}/encryption`.
-pub(super) async fn put_bucket(catalog: &Catalog, ctx: &RequestContext, bucket: &str, body: &[u8]) -> Result<Response, ControlPlaneError> {
+pub(super) async fn put_bucket(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    bucket: &str,
+    body: &[u8],
+) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
     let req: EncryptionBody = parse_body(body)?;
-    catalog.put_bucket_encryption(&bucket, &encryption(req.encryption_configuration)?).await?;
+    catalog
+        .put_bucket_encryption(&bucket, &encryption(req.encryption_configuration)?)
+        .await?;
     ok_empty()
 }
 
 /// `GET /buckets/{arn}/encryption`.
-pub(super) async fn get_bucket(catalog: &Catalog, ctx: &RequestContext, bucket: &str) -> Result<Response, ControlPlaneError> {
-    encryption_response(&catalog.table_bucket_encryption(&ctx.bucket_arn(bucket)?).await?)
+pub(super) async fn get_bucket(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    bucket: &str,
+) -> Result<Response, ControlPlaneError> {
+    encryption_response(
+        &catalog
+            .table_bucket_encryption(&ctx.bucket_arn(bucket)?)
+            .await?,
+    )
 }
 
 /// `DELETE /buckets/{arn}/encryption`: back to the default (AES256).
-pub(super) async fn delete_bucket(catalog: &Catalog, ctx: &RequestContext, bucket: &str) -> Result<Response, ControlPlaneError> {
-    catalog.delete_bucket_encryption(&ctx.bucket_arn(bucket)?).await?;
+pub(super) async fn delete_bucket(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    bucket: &str,
+) -> Result<Response, ControlPlaneError> {
+    catalog
+        .delete_bucket_encryption(&ctx.bucket_arn(bucket)?)
+        .await?;
     no_content()
 }
 
 /// `GET /tables/{arn}/{ns}/{name}/encryption`.
-pub(super) async fn get_table(catalog: &Catalog, ctx: &RequestContext, table: &TablePath) -> Result<Response, ControlPlaneError> {
+pub(super) async fn get_table(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    table: &TablePath,
+) -> Result<Response, ControlPlaneError> {
     let (_, encryption) = catalog.table_encryption(&ctx.table_ref(table)?).await?;
     encryption_response(&encryption)
 }

@@ -39,9 +39,14 @@ impl ControlPlaneError {
             Self::Forbidden(_) => (StatusCode::FORBIDDEN, "ForbiddenException"),
             Self::AccessDenied(_) => (StatusCode::FORBIDDEN, "AccessDeniedException"),
             Self::NotFound(_) => (StatusCode::NOT_FOUND, "NotFoundException"),
-            Self::MethodNotAllowed(_) => (StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowedException"),
+            Self::MethodNotAllowed(_) => {
+                (StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowedException")
+            }
             Self::Conflict(_) => (StatusCode::CONFLICT, "ConflictException"),
-            Self::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "InternalServerErrorException"),
+            Self::Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalServerErrorException",
+            ),
         }
     }
 
@@ -59,7 +64,10 @@ impl From<CatalogError> for ControlPlaneError {
             CatalogError::AlreadyExists(msg) | CatalogError::Conflict(msg) => Self::Conflict(msg),
             CatalogError::Denied(msg) => Self::AccessDenied(msg),
             CatalogError::Internal(msg) => Self::Internal(msg),
-            CatalogError::Store(source) => Self::Internal(format!("{source}: {:?}", std::error::Error::source(&source))),
+            CatalogError::Store(source) => Self::Internal(format!(
+                "{source}: {:?}",
+                std::error::Error::source(&source)
+            )),
         }
     }
 }
@@ -78,7 +86,10 @@ impl IntoResponse for ControlPlaneError {
         let body = serde_json::json!({ "message": message }).to_string();
         let mut response = (status, body).into_response();
         let headers = response.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
         headers.insert("x-amzn-errortype", HeaderValue::from_static(error_type));
         response
     }

@@ -7,34 +7,53 @@ use std::str::FromStr;
 
 use axum::response::Response;
 use tablebay_catalog::{
-    BucketMaintenance, Catalog, CompactionSettings, CompactionStrategy, JobConfig, MaintenanceJobType,
-    MaintenanceStatus, SnapshotManagementSettings, TableMaintenance, TableMaintenanceUpdate,
-    UnreferencedFileRemovalSettings,
+    BucketMaintenance, Catalog, CompactionSettings, CompactionStrategy, JobConfig,
+    MaintenanceJobType, MaintenanceStatus, SnapshotManagementSettings, TableMaintenance,
+    TableMaintenanceUpdate, UnreferencedFileRemovalSettings,
 };
 
 use super::error::ControlPlaneError;
 use super::request::{RequestContext, json, no_content, parse_body};
 use super::router::TablePath;
 use super::wire::{
-    CompactionSettingsWire, GetTableBucketMaintenanceResponse, GetTableMaintenanceJobStatusResponse,
-    GetTableMaintenanceResponse, JobStatusWire, MaintenanceSettings, MaintenanceValue, PutMaintenanceRequest,
-    SnapshotManagementWire, UnreferencedFileRemovalWire, timestamp,
+    CompactionSettingsWire, GetTableBucketMaintenanceResponse,
+    GetTableMaintenanceJobStatusResponse, GetTableMaintenanceResponse, JobStatusWire,
+    MaintenanceSettings, MaintenanceValue, PutMaintenanceRequest, SnapshotManagementWire,
+    UnreferencedFileRemovalWire, timestamp,
 };
 
 fn status(value: &MaintenanceValue) -> Result<MaintenanceStatus, ControlPlaneError> {
-    Ok(value.status.as_deref().map(MaintenanceStatus::from_str).transpose()?.unwrap_or(MaintenanceStatus::Enabled))
+    Ok(value
+        .status
+        .as_deref()
+        .map(MaintenanceStatus::from_str)
+        .transpose()?
+        .unwrap_or(MaintenanceStatus::Enabled))
 }
 
 fn job_type(raw: &str) -> Result<MaintenanceJobType, ControlPlaneError> {
-    MaintenanceJobType::from_str(raw).map_err(|_| ControlPlaneError::BadRequest(format!("Invalid maintenance type '{raw}'")))
+    MaintenanceJobType::from_str(raw)
+        .map_err(|_| ControlPlaneError::BadRequest(format!("Invalid maintenance type '{raw}'")))
 }
 
 /// The settings union must hold only the member named by the path's job type.
-fn only(settings: &MaintenanceSettings, expected: MaintenanceJobType) -> Result<(), ControlPlaneError> {
+fn only(
+    settings: &MaintenanceSettings,
+    expected: MaintenanceJobType,
+) -> Result<(), ControlPlaneError> {
     let present = [
-        (MaintenanceJobType::IcebergCompaction, settings.iceberg_compaction.is_some()),
-        (MaintenanceJobType::IcebergSnapshotManagement, settings.iceberg_snapshot_management.is_some()),
-        (MaintenanceJobType::IcebergUnreferencedFileRemoval, settings.iceberg_unreferenced_file_removal.is_some()),
+        (
+            MaintenanceJobType::IcebergCompaction,
+            settings.iceberg_compaction.is_some(),
+        ),
+        (
+            MaintenanceJobType::IcebergSnapshotManagement,
+            settings.iceberg_snapshot_management.is_some(),
+        ),
+        (
+            MaintenanceJobType::IcebergUnreferencedFileRemoval,
+            settings.iceberg_unreferenced_file_removal.is_some(),
+        ),
     ];
     match present.iter().find(|(job, set)| *set && *job != expected) {
         Some((job, _)) => Err(ControlPlaneError::BadRequest(format!(
@@ -55,7 +74,9 @@ pub(super) async fn put_bucket(
     let bucket = ctx.bucket_arn(bucket)?;
     let job = job_type(raw_type)?;
     if job != MaintenanceJobType::IcebergUnreferencedFileRemoval {
-        return Err(ControlPlaneError::BadRequest(format!("Invalid table bucket maintenance type '{raw_type}'")));
+        return Err(ControlPlaneError::BadRequest(format!(
+            "Invalid table bucket maintenance type '{raw_type}'"
+        )));
     }
     let PutMaintenanceRequest { value } = parse_body(body)?;
     let settings = value.settings.as_ref();
@@ -74,7 +95,9 @@ pub(super) async fn put_bucket(
     no_content()
 }
 
-fn bucket_configuration(maintenance: &BucketMaintenance) -> BTreeMap<&'static str, MaintenanceValue> {
+fn bucket_configuration(
+    maintenance: &BucketMaintenance,
+) -> BTreeMap<&'static str, MaintenanceValue> {
     let job = &maintenance.unreferenced_file_removal;
     let value = MaintenanceValue {
         status: Some(job.status.to_string()),
@@ -86,11 +109,18 @@ fn bucket_configuration(maintenance: &BucketMaintenance) -> BTreeMap<&'static st
             ..MaintenanceSettings::default()
         }),
     };
-    BTreeMap::from([(MaintenanceJobType::IcebergUnreferencedFileRemoval.as_str(), value)])
+    BTreeMap::from([(
+        MaintenanceJobType::IcebergUnreferencedFileRemoval.as_str(),
+        value,
+    )])
 }
 
 /// `GET /buckets/{arn}/maintenance`.
-pub(super) async fn get_bucket(catalog: &Catalog, ctx: &RequestContext, bucket: &str) -> Result<Response, ControlPlaneError> {
+pub(super) async fn get_bucket(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    bucket: &str,
+) -> Result<Response, ControlPlaneError> {
     let arn = ctx.bucket_arn(bucket)?;
     let maintenance = catalog.bucket_maintenance(&arn).await?;
     let arn = catalog.bucket(&arn).await?.arn;
@@ -126,7 +156,10 @@ pub(super) async fn put_table(
                 .transpose()?;
             TableMaintenanceUpdate::Compaction(JobConfig {
                 status,
-                settings: CompactionSettings::new(leaves.and_then(|l| l.target_file_size_mb), strategy)?,
+                settings: CompactionSettings::new(
+                    leaves.and_then(|l| l.target_file_size_mb),
+                    strategy,
+                )?,
             })
         }
         MaintenanceJobType::IcebergSnapshotManagement => {
@@ -172,8 +205,12 @@ fn table_configuration(maintenance: &TableMaintenance) -> BTreeMap<&'static str,
                 status: Some(snapshots.status.to_string()),
                 settings: Some(MaintenanceSettings {
                     iceberg_snapshot_management: Some(SnapshotManagementWire {
-                        min_snapshots_to_keep: Some(snapshots.settings.min_snapshots_to_keep.into()),
-                        max_snapshot_age_hours: Some(snapshots.settings.max_snapshot_age_hours.into()),
+                        min_snapshots_to_keep: Some(
+                            snapshots.settings.min_snapshots_to_keep.into(),
+                        ),
+                        max_snapshot_age_hours: Some(
+                            snapshots.settings.max_snapshot_age_hours.into(),
+                        ),
                     }),
                     ..MaintenanceSettings::default()
                 }),
@@ -183,14 +220,27 @@ fn table_configuration(maintenance: &TableMaintenance) -> BTreeMap<&'static str,
 }
 
 /// `GET /tables/{arn}/{ns}/{name}/maintenance`.
-pub(super) async fn get_table(catalog: &Catalog, ctx: &RequestContext, table: &TablePath) -> Result<Response, ControlPlaneError> {
+pub(super) async fn get_table(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    table: &TablePath,
+) -> Result<Response, ControlPlaneError> {
     let (table, maintenance) = catalog.table_maintenance(&ctx.table_ref(table)?).await?;
-    json(&GetTableMaintenanceResponse { table_arn: table.arn.to_string(), configuration: table_configuration(&maintenance) })
+    json(&GetTableMaintenanceResponse {
+        table_arn: table.arn.to_string(),
+        configuration: table_configuration(&maintenance),
+    })
 }
 
 /// `GET /tables/{arn}/{ns}/{name}/maintenance-job-status`.
-pub(super) async fn job_status(catalog: &Catalog, ctx: &RequestContext, table: &TablePath) -> Result<Response, ControlPlaneError> {
-    let (table, statuses) = catalog.maintenance_job_status(&ctx.table_ref(table)?).await?;
+pub(super) async fn job_status(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    table: &TablePath,
+) -> Result<Response, ControlPlaneError> {
+    let (table, statuses) = catalog
+        .maintenance_job_status(&ctx.table_ref(table)?)
+        .await?;
     json(&GetTableMaintenanceJobStatusResponse {
         table_arn: table.arn.to_string(),
         status: statuses

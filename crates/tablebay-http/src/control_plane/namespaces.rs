@@ -8,7 +8,10 @@ use tablebay_catalog::{Catalog, Namespace, NamespaceName};
 use super::error::ControlPlaneError;
 use super::request::{RequestContext, json, no_content, page_request, parse_body};
 use super::router::ListQuery;
-use super::wire::{CreateNamespaceRequest, CreateNamespaceResponse, ListNamespacesResponse, NamespaceSummary, timestamp};
+use super::wire::{
+    CreateNamespaceRequest, CreateNamespaceResponse, ListNamespacesResponse, NamespaceSummary,
+    timestamp,
+};
 
 fn summary(namespace: &Namespace) -> NamespaceSummary {
     NamespaceSummary {
@@ -32,10 +35,14 @@ pub(super) async fn create(
     let req: CreateNamespaceRequest = parse_body(body)?;
     // S3 Tables namespaces have exactly one level (§3.2: a list of exactly one NamespaceName).
     let [name] = req.namespace.as_slice() else {
-        return Err(ControlPlaneError::BadRequest("namespace must be a list of exactly one name".to_string()));
+        return Err(ControlPlaneError::BadRequest(
+            "namespace must be a list of exactly one name".to_string(),
+        ));
     };
     let name = NamespaceName::parse(name)?;
-    let namespace = catalog.create_namespace(&bucket, name, BTreeMap::new(), &ctx.account).await?;
+    let namespace = catalog
+        .create_namespace(&bucket, name, BTreeMap::new(), &ctx.account)
+        .await?;
     json(&CreateNamespaceResponse {
         table_bucket_arn: namespace.bucket.arn.to_string(),
         namespace: vec![namespace.name.to_string()],
@@ -49,7 +56,9 @@ pub(super) async fn get(
     bucket: &str,
     namespace: &str,
 ) -> Result<Response, ControlPlaneError> {
-    let namespace = catalog.namespace(&ctx.bucket_arn(bucket)?, &NamespaceName::parse(namespace)?).await?;
+    let namespace = catalog
+        .namespace(&ctx.bucket_arn(bucket)?, &NamespaceName::parse(namespace)?)
+        .await?;
     json(&summary(&namespace))
 }
 
@@ -61,7 +70,9 @@ pub(super) async fn list(
     query: &ListQuery,
 ) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
-    let page = catalog.list_namespaces(&bucket, &page_request(query, 255)?).await?;
+    let page = catalog
+        .list_namespaces(&bucket, &page_request(query, 255)?)
+        .await?;
     json(&ListNamespacesResponse {
         namespaces: page.items.iter().map(summary).collect(),
         continuation_token: page.next.map(|t| t.as_str().to_string()),
@@ -75,6 +86,8 @@ pub(super) async fn delete(
     bucket: &str,
     namespace: &str,
 ) -> Result<Response, ControlPlaneError> {
-    catalog.delete_namespace(&ctx.bucket_arn(bucket)?, &NamespaceName::parse(namespace)?).await?;
+    catalog
+        .delete_namespace(&ctx.bucket_arn(bucket)?, &NamespaceName::parse(namespace)?)
+        .await?;
     no_content()
 }

@@ -15,41 +15,71 @@ fn policy(body: &[u8]) -> Result<ResourcePolicy, ControlPlaneError> {
 }
 
 fn policy_response(policy: &ResourcePolicy) -> Result<Response, ControlPlaneError> {
-    json(&ResourcePolicyBody { resource_policy: policy.as_str().to_string() })
+    json(&ResourcePolicyBody {
+        resource_policy: policy.as_str().to_string(),
+    })
 }
 
 /// `PUT /buckets/{arn}/policy`.
-pub(super) async fn put_bucket(catalog: &Catalog, ctx: &RequestContext, bucket: &str, body: &[u8]) -> Result<Response, ControlPlaneError> {
+pub(super) async fn put_bucket(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    bucket: &str,
+    body: &[u8],
+) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
     catalog.put_bucket_policy(&bucket, &policy(body)?).await?;
     ok_empty()
 }
 
 /// `GET /buckets/{arn}/policy`.
-pub(super) async fn get_bucket(catalog: &Catalog, ctx: &RequestContext, bucket: &str) -> Result<Response, ControlPlaneError> {
+pub(super) async fn get_bucket(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    bucket: &str,
+) -> Result<Response, ControlPlaneError> {
     policy_response(&catalog.bucket_policy(&ctx.bucket_arn(bucket)?).await?)
 }
 
 /// `DELETE /buckets/{arn}/policy`.
-pub(super) async fn delete_bucket(catalog: &Catalog, ctx: &RequestContext, bucket: &str) -> Result<Response, ControlPlaneError> {
-    catalog.delete_bucket_policy(&ctx.bucket_arn(bucket)?).await?;
+pub(super) async fn delete_bucket(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    bucket: &str,
+) -> Result<Response, ControlPlaneError> {
+    catalog
+        .delete_bucket_policy(&ctx.bucket_arn(bucket)?)
+        .await?;
     no_content()
 }
 
 /// `PUT /tables/{arn}/{ns}/{name}/policy`.
-pub(super) async fn put_table(catalog: &Catalog, ctx: &RequestContext, table: &TablePath, body: &[u8]) -> Result<Response, ControlPlaneError> {
+pub(super) async fn put_table(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    table: &TablePath,
+    body: &[u8],
+) -> Result<Response, ControlPlaneError> {
     let table = ctx.table_ref(table)?;
     catalog.put_table_policy(&table, &policy(body)?).await?;
     ok_empty()
 }
 
 /// `GET /tables/{arn}/{ns}/{name}/policy`.
-pub(super) async fn get_table(catalog: &Catalog, ctx: &RequestContext, table: &TablePath) -> Result<Response, ControlPlaneError> {
+pub(super) async fn get_table(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    table: &TablePath,
+) -> Result<Response, ControlPlaneError> {
     policy_response(&catalog.table_policy(&ctx.table_ref(table)?).await?)
 }
 
 /// `DELETE /tables/{arn}/{ns}/{name}/policy`.
-pub(super) async fn delete_table(catalog: &Catalog, ctx: &RequestContext, table: &TablePath) -> Result<Response, ControlPlaneError> {
+pub(super) async fn delete_table(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    table: &TablePath,
+) -> Result<Response, ControlPlaneError> {
     catalog.delete_table_policy(&ctx.table_ref(table)?).await?;
     no_content()
 }

@@ -6,7 +6,9 @@ use http::{HeaderValue, StatusCode, header};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tablebay_auth::Principal;
-use tablebay_catalog::{AccountId, BucketArn, NamespaceName, PageRequest, TableArn, TableName, TableRef};
+use tablebay_catalog::{
+    AccountId, BucketArn, NamespaceName, PageRequest, TableArn, TableName, TableRef,
+};
 
 use super::error::ControlPlaneError;
 use super::router::{ListQuery, TablePath};
@@ -58,12 +60,20 @@ impl RequestContext {
 
 /// Parses a JSON body; an empty body reads as `{}` (botocore omits bodies without members).
 pub(crate) fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ControlPlaneError> {
-    let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) { b"{}" } else { body };
-    serde_json::from_slice(body).map_err(|e| ControlPlaneError::BadRequest(format!("Invalid request body: {e}")))
+    let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        body
+    };
+    serde_json::from_slice(body)
+        .map_err(|e| ControlPlaneError::BadRequest(format!("Invalid request body: {e}")))
 }
 
 /// Validates listing parameters.
-pub(crate) fn page_request(query: &ListQuery, max_prefix: usize) -> Result<PageRequest, ControlPlaneError> {
+pub(crate) fn page_request(
+    query: &ListQuery,
+    max_prefix: usize,
+) -> Result<PageRequest, ControlPlaneError> {
     let max = match &query.max {
         None => None,
         Some(raw) => Some(
@@ -71,14 +81,22 @@ pub(crate) fn page_request(query: &ListQuery, max_prefix: usize) -> Result<PageR
                 .map_err(|_| ControlPlaneError::BadRequest(format!("Invalid page size '{raw}'")))?,
         ),
     };
-    Ok(PageRequest::new(query.prefix.clone(), query.continuation_token.as_deref(), max, max_prefix)?)
+    Ok(PageRequest::new(
+        query.prefix.clone(),
+        query.continuation_token.as_deref(),
+        max,
+        max_prefix,
+    )?)
 }
 
 /// 200 with a JSON body.
 pub(crate) fn json<T: Serialize>(value: &T) -> Result<Response, ControlPlaneError> {
     let body = serde_json::to_vec(value).map_err(|e| ControlPlaneError::Internal(e.to_string()))?;
     let mut response = (StatusCode::OK, body).into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     Ok(response)
 }
 

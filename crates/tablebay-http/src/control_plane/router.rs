@@ -37,44 +37,131 @@ pub(crate) enum GetTableSelector {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Endpoint {
     CreateTableBucket,
-    ListTableBuckets { query: ListQuery, bucket_type: Option<String> },
-    GetTableBucket { bucket: String },
-    DeleteTableBucket { bucket: String },
-    PutTableBucketPolicy { bucket: String },
-    GetTableBucketPolicy { bucket: String },
-    DeleteTableBucketPolicy { bucket: String },
-    PutTableBucketEncryption { bucket: String },
-    GetTableBucketEncryption { bucket: String },
-    DeleteTableBucketEncryption { bucket: String },
-    PutTableBucketMaintenanceConfiguration { bucket: String, job_type: String },
-    GetTableBucketMaintenanceConfiguration { bucket: String },
-    PutTableBucketStorageClass { bucket: String },
-    GetTableBucketStorageClass { bucket: String },
-    PutTableBucketMetricsConfiguration { bucket: String },
-    GetTableBucketMetricsConfiguration { bucket: String },
-    DeleteTableBucketMetricsConfiguration { bucket: String },
-    CreateNamespace { bucket: String },
-    ListNamespaces { bucket: String, query: ListQuery },
-    GetNamespace { bucket: String, namespace: String },
-    DeleteNamespace { bucket: String, namespace: String },
-    CreateTable { bucket: String, namespace: String },
-    ListTables { bucket: String, namespace: Option<String>, query: ListQuery },
-    GetTable { table: GetTableSelector },
-    DeleteTable { table: TablePath, version_token: Option<String> },
-    RenameTable { table: TablePath },
-    GetTableMetadataLocation { table: TablePath },
-    UpdateTableMetadataLocation { table: TablePath },
-    PutTablePolicy { table: TablePath },
-    GetTablePolicy { table: TablePath },
-    DeleteTablePolicy { table: TablePath },
-    GetTableEncryption { table: TablePath },
-    PutTableMaintenanceConfiguration { table: TablePath, job_type: String },
-    GetTableMaintenanceConfiguration { table: TablePath },
-    GetTableMaintenanceJobStatus { table: TablePath },
-    GetTableStorageClass { table: TablePath },
-    TagResource { arn: String },
-    UntagResource { arn: String, tag_keys: Vec<String> },
-    ListTagsForResource { arn: String },
+    ListTableBuckets {
+        query: ListQuery,
+        bucket_type: Option<String>,
+    },
+    GetTableBucket {
+        bucket: String,
+    },
+    DeleteTableBucket {
+        bucket: String,
+    },
+    PutTableBucketPolicy {
+        bucket: String,
+    },
+    GetTableBucketPolicy {
+        bucket: String,
+    },
+    DeleteTableBucketPolicy {
+        bucket: String,
+    },
+    PutTableBucketEncryption {
+        bucket: String,
+    },
+    GetTableBucketEncryption {
+        bucket: String,
+    },
+    DeleteTableBucketEncryption {
+        bucket: String,
+    },
+    PutTableBucketMaintenanceConfiguration {
+        bucket: String,
+        job_type: String,
+    },
+    GetTableBucketMaintenanceConfiguration {
+        bucket: String,
+    },
+    PutTableBucketStorageClass {
+        bucket: String,
+    },
+    GetTableBucketStorageClass {
+        bucket: String,
+    },
+    PutTableBucketMetricsConfiguration {
+        bucket: String,
+    },
+    GetTableBucketMetricsConfiguration {
+        bucket: String,
+    },
+    DeleteTableBucketMetricsConfiguration {
+        bucket: String,
+    },
+    CreateNamespace {
+        bucket: String,
+    },
+    ListNamespaces {
+        bucket: String,
+        query: ListQuery,
+    },
+    GetNamespace {
+        bucket: String,
+        namespace: String,
+    },
+    DeleteNamespace {
+        bucket: String,
+        namespace: String,
+    },
+    CreateTable {
+        bucket: String,
+        namespace: String,
+    },
+    ListTables {
+        bucket: String,
+        namespace: Option<String>,
+        query: ListQuery,
+    },
+    GetTable {
+        table: GetTableSelector,
+    },
+    DeleteTable {
+        table: TablePath,
+        version_token: Option<String>,
+    },
+    RenameTable {
+        table: TablePath,
+    },
+    GetTableMetadataLocation {
+        table: TablePath,
+    },
+    UpdateTableMetadataLocation {
+        table: TablePath,
+    },
+    PutTablePolicy {
+        table: TablePath,
+    },
+    GetTablePolicy {
+        table: TablePath,
+    },
+    DeleteTablePolicy {
+        table: TablePath,
+    },
+    GetTableEncryption {
+        table: TablePath,
+    },
+    PutTableMaintenanceConfiguration {
+        table: TablePath,
+        job_type: String,
+    },
+    GetTableMaintenanceConfiguration {
+        table: TablePath,
+    },
+    GetTableMaintenanceJobStatus {
+        table: TablePath,
+    },
+    GetTableStorageClass {
+        table: TablePath,
+    },
+    TagResource {
+        arn: String,
+    },
+    UntagResource {
+        arn: String,
+        tag_keys: Vec<String>,
+    },
+    ListTagsForResource {
+        arn: String,
+    },
 }
 
 impl Endpoint {
@@ -91,13 +178,19 @@ impl Endpoint {
             Self::PutTableBucketEncryption { .. } => "PutTableBucketEncryption",
             Self::GetTableBucketEncryption { .. } => "GetTableBucketEncryption",
             Self::DeleteTableBucketEncryption { .. } => "DeleteTableBucketEncryption",
-            Self::PutTableBucketMaintenanceConfiguration { .. } => "PutTableBucketMaintenanceConfiguration",
-            Self::GetTableBucketMaintenanceConfiguration { .. } => "GetTableBucketMaintenanceConfiguration",
+            Self::PutTableBucketMaintenanceConfiguration { .. } => {
+                "PutTableBucketMaintenanceConfiguration"
+            }
+            Self::GetTableBucketMaintenanceConfiguration { .. } => {
+                "GetTableBucketMaintenanceConfiguration"
+            }
             Self::PutTableBucketStorageClass { .. } => "PutTableBucketStorageClass",
             Self::GetTableBucketStorageClass { .. } => "GetTableBucketStorageClass",
             Self::PutTableBucketMetricsConfiguration { .. } => "PutTableBucketMetricsConfiguration",
             Self::GetTableBucketMetricsConfiguration { .. } => "GetTableBucketMetricsConfiguration",
-            Self::DeleteTableBucketMetricsConfiguration { .. } => "DeleteTableBucketMetricsConfiguration",
+            Self::DeleteTableBucketMetricsConfiguration { .. } => {
+                "DeleteTableBucketMetricsConfiguration"
+            }
             Self::CreateNamespace { .. } => "CreateNamespace",
             Self::ListNamespaces { .. } => "ListNamespaces",
             Self::GetNamespace { .. } => "GetNamespace",
@@ -149,7 +242,9 @@ fn segments(path: &str) -> Result<Vec<String>, ControlPlaneError> {
     for raw in path.split('/').skip(1) {
         let decoded = percent_decode_str(raw)
             .decode_utf8()
-            .map_err(|_| ControlPlaneError::BadRequest("The request path is not valid UTF-8".to_string()))?
+            .map_err(|_| {
+                ControlPlaneError::BadRequest("The request path is not valid UTF-8".to_string())
+            })?
             .into_owned();
         match out.last_mut() {
             Some(last) if last.ends_with(":bucket") => {
@@ -166,7 +261,11 @@ fn segments(path: &str) -> Result<Vec<String>, ControlPlaneError> {
 }
 
 /// Maps a request to its operation; anything else is a 400 naming what was asked.
-pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Result<Endpoint, ControlPlaneError> {
+pub(crate) fn route(
+    method: &Method,
+    path: &str,
+    query: Option<&str>,
+) -> Result<Endpoint, ControlPlaneError> {
     let segs = segments(path)?;
     let q = query_pairs(query);
     let list = |max_key: &str| ListQuery {
@@ -175,61 +274,143 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Result<
         max: first(&q, max_key),
     };
     let seg: Vec<&str> = segs.iter().map(String::as_str).collect();
-    let table = |b: &str, n: &str, t: &str| TablePath { bucket: b.to_string(), namespace: n.to_string(), name: t.to_string() };
+    let table = |b: &str, n: &str, t: &str| TablePath {
+        bucket: b.to_string(),
+        namespace: n.to_string(),
+        name: t.to_string(),
+    };
     let m = method.clone();
     use Endpoint as E;
     let endpoint = match (m, seg.as_slice()) {
         (Method::PUT, ["buckets"]) => E::CreateTableBucket,
-        (Method::GET, ["buckets"]) => E::ListTableBuckets { query: list("maxBuckets"), bucket_type: first(&q, "type") },
-        (Method::GET, ["buckets", b]) => E::GetTableBucket { bucket: b.to_string() },
-        (Method::DELETE, ["buckets", b]) => E::DeleteTableBucket { bucket: b.to_string() },
-        (Method::PUT, ["buckets", b, "policy"]) => E::PutTableBucketPolicy { bucket: b.to_string() },
-        (Method::GET, ["buckets", b, "policy"]) => E::GetTableBucketPolicy { bucket: b.to_string() },
-        (Method::DELETE, ["buckets", b, "policy"]) => E::DeleteTableBucketPolicy { bucket: b.to_string() },
-        (Method::PUT, ["buckets", b, "encryption"]) => E::PutTableBucketEncryption { bucket: b.to_string() },
-        (Method::GET, ["buckets", b, "encryption"]) => E::GetTableBucketEncryption { bucket: b.to_string() },
-        (Method::DELETE, ["buckets", b, "encryption"]) => E::DeleteTableBucketEncryption { bucket: b.to_string() },
-        (Method::GET, ["buckets", b, "maintenance"]) => E::GetTableBucketMaintenanceConfiguration { bucket: b.to_string() },
+        (Method::GET, ["buckets"]) => E::ListTableBuckets {
+            query: list("maxBuckets"),
+            bucket_type: first(&q, "type"),
+        },
+        (Method::GET, ["buckets", b]) => E::GetTableBucket {
+            bucket: b.to_string(),
+        },
+        (Method::DELETE, ["buckets", b]) => E::DeleteTableBucket {
+            bucket: b.to_string(),
+        },
+        (Method::PUT, ["buckets", b, "policy"]) => E::PutTableBucketPolicy {
+            bucket: b.to_string(),
+        },
+        (Method::GET, ["buckets", b, "policy"]) => E::GetTableBucketPolicy {
+            bucket: b.to_string(),
+        },
+        (Method::DELETE, ["buckets", b, "policy"]) => E::DeleteTableBucketPolicy {
+            bucket: b.to_string(),
+        },
+        (Method::PUT, ["buckets", b, "encryption"]) => E::PutTableBucketEncryption {
+            bucket: b.to_string(),
+        },
+        (Method::GET, ["buckets", b, "encryption"]) => E::GetTableBucketEncryption {
+            bucket: b.to_string(),
+        },
+        (Method::DELETE, ["buckets", b, "encryption"]) => E::DeleteTableBucketEncryption {
+            bucket: b.to_string(),
+        },
+        (Method::GET, ["buckets", b, "maintenance"]) => E::GetTableBucketMaintenanceConfiguration {
+            bucket: b.to_string(),
+        },
         (Method::PUT, ["buckets", b, "maintenance", t]) => {
-            E::PutTableBucketMaintenanceConfiguration { bucket: b.to_string(), job_type: t.to_string() }
+            E::PutTableBucketMaintenanceConfiguration {
+                bucket: b.to_string(),
+                job_type: t.to_string(),
+            }
         }
-        (Method::PUT, ["buckets", b, "storage-class"]) => E::PutTableBucketStorageClass { bucket: b.to_string() },
-        (Method::GET, ["buckets", b, "storage-class"]) => E::GetTableBucketStorageClass { bucket: b.to_string() },
-        (Method::PUT, ["buckets", b, "metrics"]) => E::PutTableBucketMetricsConfiguration { bucket: b.to_string() },
-        (Method::GET, ["buckets", b, "metrics"]) => E::GetTableBucketMetricsConfiguration { bucket: b.to_string() },
-        (Method::DELETE, ["buckets", b, "metrics"]) => E::DeleteTableBucketMetricsConfiguration { bucket: b.to_string() },
-        (Method::PUT, ["namespaces", b]) => E::CreateNamespace { bucket: b.to_string() },
-        (Method::GET, ["namespaces", b]) => E::ListNamespaces { bucket: b.to_string(), query: list("maxNamespaces") },
-        (Method::GET, ["namespaces", b, n]) => E::GetNamespace { bucket: b.to_string(), namespace: n.to_string() },
-        (Method::DELETE, ["namespaces", b, n]) => E::DeleteNamespace { bucket: b.to_string(), namespace: n.to_string() },
-        (Method::GET, ["tables", b]) => {
-            E::ListTables { bucket: b.to_string(), namespace: first(&q, "namespace"), query: list("maxTables") }
-        }
-        (Method::PUT, ["tables", b, n]) => E::CreateTable { bucket: b.to_string(), namespace: n.to_string() },
-        (Method::GET, ["tables", b, n, t]) => E::GetTable { table: GetTableSelector::Path(table(b, n, t)) },
-        (Method::DELETE, ["tables", b, n, t]) => {
-            E::DeleteTable { table: table(b, n, t), version_token: first(&q, "versionToken") }
-        }
-        (Method::PUT, ["tables", b, n, t, "rename"]) => E::RenameTable { table: table(b, n, t) },
-        (Method::GET, ["tables", b, n, t, "metadata-location"]) => E::GetTableMetadataLocation { table: table(b, n, t) },
-        (Method::PUT, ["tables", b, n, t, "metadata-location"]) => {
-            E::UpdateTableMetadataLocation { table: table(b, n, t) }
-        }
-        (Method::PUT, ["tables", b, n, t, "policy"]) => E::PutTablePolicy { table: table(b, n, t) },
-        (Method::GET, ["tables", b, n, t, "policy"]) => E::GetTablePolicy { table: table(b, n, t) },
-        (Method::DELETE, ["tables", b, n, t, "policy"]) => E::DeleteTablePolicy { table: table(b, n, t) },
-        (Method::GET, ["tables", b, n, t, "encryption"]) => E::GetTableEncryption { table: table(b, n, t) },
-        (Method::GET, ["tables", b, n, t, "maintenance"]) => E::GetTableMaintenanceConfiguration { table: table(b, n, t) },
+        (Method::PUT, ["buckets", b, "storage-class"]) => E::PutTableBucketStorageClass {
+            bucket: b.to_string(),
+        },
+        (Method::GET, ["buckets", b, "storage-class"]) => E::GetTableBucketStorageClass {
+            bucket: b.to_string(),
+        },
+        (Method::PUT, ["buckets", b, "metrics"]) => E::PutTableBucketMetricsConfiguration {
+            bucket: b.to_string(),
+        },
+        (Method::GET, ["buckets", b, "metrics"]) => E::GetTableBucketMetricsConfiguration {
+            bucket: b.to_string(),
+        },
+        (Method::DELETE, ["buckets", b, "metrics"]) => E::DeleteTableBucketMetricsConfiguration {
+            bucket: b.to_string(),
+        },
+        (Method::PUT, ["namespaces", b]) => E::CreateNamespace {
+            bucket: b.to_string(),
+        },
+        (Method::GET, ["namespaces", b]) => E::ListNamespaces {
+            bucket: b.to_string(),
+            query: list("maxNamespaces"),
+        },
+        (Method::GET, ["namespaces", b, n]) => E::GetNamespace {
+            bucket: b.to_string(),
+            namespace: n.to_string(),
+        },
+        (Method::DELETE, ["namespaces", b, n]) => E::DeleteNamespace {
+            bucket: b.to_string(),
+            namespace: n.to_string(),
+        },
+        (Method::GET, ["tables", b]) => E::ListTables {
+            bucket: b.to_string(),
+            namespace: first(&q, "namespace"),
+            query: list("maxTables"),
+        },
+        (Method::PUT, ["tables", b, n]) => E::CreateTable {
+            bucket: b.to_string(),
+            namespace: n.to_string(),
+        },
+        (Method::GET, ["tables", b, n, t]) => E::GetTable {
+            table: GetTableSelector::Path(table(b, n, t)),
+        },
+        (Method::DELETE, ["tables", b, n, t]) => E::DeleteTable {
+            table: table(b, n, t),
+            version_token: first(&q, "versionToken"),
+        },
+        (Method::PUT, ["tables", b, n, t, "rename"]) => E::RenameTable {
+            table: table(b, n, t),
+        },
+        (Method::GET, ["tables", b, n, t, "metadata-location"]) => E::GetTableMetadataLocation {
+            table: table(b, n, t),
+        },
+        (Method::PUT, ["tables", b, n, t, "metadata-location"]) => E::UpdateTableMetadataLocation {
+            table: table(b, n, t),
+        },
+        (Method::PUT, ["tables", b, n, t, "policy"]) => E::PutTablePolicy {
+            table: table(b, n, t),
+        },
+        (Method::GET, ["tables", b, n, t, "policy"]) => E::GetTablePolicy {
+            table: table(b, n, t),
+        },
+        (Method::DELETE, ["tables", b, n, t, "policy"]) => E::DeleteTablePolicy {
+            table: table(b, n, t),
+        },
+        (Method::GET, ["tables", b, n, t, "encryption"]) => E::GetTableEncryption {
+            table: table(b, n, t),
+        },
+        (Method::GET, ["tables", b, n, t, "maintenance"]) => E::GetTableMaintenanceConfiguration {
+            table: table(b, n, t),
+        },
         (Method::PUT, ["tables", b, n, t, "maintenance", job]) => {
-            E::PutTableMaintenanceConfiguration { table: table(b, n, t), job_type: job.to_string() }
+            E::PutTableMaintenanceConfiguration {
+                table: table(b, n, t),
+                job_type: job.to_string(),
+            }
         }
         (Method::GET, ["tables", b, n, t, "maintenance-job-status"]) => {
-            E::GetTableMaintenanceJobStatus { table: table(b, n, t) }
+            E::GetTableMaintenanceJobStatus {
+                table: table(b, n, t),
+            }
         }
-        (Method::GET, ["tables", b, n, t, "storage-class"]) => E::GetTableStorageClass { table: table(b, n, t) },
+        (Method::GET, ["tables", b, n, t, "storage-class"]) => E::GetTableStorageClass {
+            table: table(b, n, t),
+        },
         (Method::GET, ["get-table"]) => {
             let by_arn = first(&q, "tableArn");
-            let by_name = (first(&q, "tableBucketARN"), first(&q, "namespace"), first(&q, "name"));
+            let by_name = (
+                first(&q, "tableBucketARN"),
+                first(&q, "namespace"),
+                first(&q, "name"),
+            );
             let selector = match (by_arn, by_name) {
                 (Some(arn), (None, None, None)) => GetTableSelector::Arn(arn),
                 (None, (Some(b), Some(n), Some(t))) => GetTableSelector::Path(table(&b, &n, &t)),
@@ -241,18 +422,30 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Result<
             };
             E::GetTable { table: selector }
         }
-        (Method::POST, ["tag", arn]) => E::TagResource { arn: arn.to_string() },
-        (Method::GET, ["tag", arn]) => E::ListTagsForResource { arn: arn.to_string() },
+        (Method::POST, ["tag", arn]) => E::TagResource {
+            arn: arn.to_string(),
+        },
+        (Method::GET, ["tag", arn]) => E::ListTagsForResource {
+            arn: arn.to_string(),
+        },
         (Method::DELETE, ["tag", arn]) => E::UntagResource {
             arn: arn.to_string(),
-            tag_keys: q.iter().filter(|(k, _)| k == "tagKeys").map(|(_, v)| v.clone()).collect(),
+            tag_keys: q
+                .iter()
+                .filter(|(k, _)| k == "tagKeys")
+                .map(|(_, v)| v.clone())
+                .collect(),
         },
         // Record expiration is modeled with 405 for services that do not offer it.
         (_, [op, ..]) if op.starts_with("table-record-expiration") => {
-            return Err(ControlPlaneError::MethodNotAllowed("Record expiration is not supported".to_string()));
+            return Err(ControlPlaneError::MethodNotAllowed(
+                "Record expiration is not supported".to_string(),
+            ));
         }
         (m, _) => {
-            return Err(ControlPlaneError::BadRequest(format!("The operation {m} {path} is not supported by this server")));
+            return Err(ControlPlaneError::BadRequest(format!(
+                "The operation {m} {path} is not supported by this server"
+            )));
         }
     };
     Ok(endpoint)
@@ -266,14 +459,23 @@ mod tests {
     const ARN: &str = "arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket";
 
     fn tp() -> TablePath {
-        TablePath { bucket: ARN.into(), namespace: "ns1".into(), name: "t1".into() }
+        TablePath {
+            bucket: ARN.into(),
+            namespace: "ns1".into(),
+            name: "t1".into(),
+        }
     }
 
     /// The wire examples of `reference/s3tables-api.md` §5 and §2, request line → operation.
     #[test]
     fn routes_every_documented_request_line() {
         let cases: Vec<(Method, String, Option<&str>, Endpoint)> = vec![
-            (Method::PUT, "/buckets".into(), None, Endpoint::CreateTableBucket),
+            (
+                Method::PUT,
+                "/buckets".into(),
+                None,
+                Endpoint::CreateTableBucket,
+            ),
             (
                 Method::GET,
                 "/buckets".into(),
@@ -287,10 +489,30 @@ mod tests {
                     bucket_type: Some("customer".into()),
                 },
             ),
-            (Method::GET, format!("/buckets/{B}"), None, Endpoint::GetTableBucket { bucket: ARN.into() }),
-            (Method::DELETE, format!("/buckets/{B}"), None, Endpoint::DeleteTableBucket { bucket: ARN.into() }),
-            (Method::PUT, format!("/buckets/{B}/policy"), None, Endpoint::PutTableBucketPolicy { bucket: ARN.into() }),
-            (Method::GET, format!("/buckets/{B}/encryption"), None, Endpoint::GetTableBucketEncryption { bucket: ARN.into() }),
+            (
+                Method::GET,
+                format!("/buckets/{B}"),
+                None,
+                Endpoint::GetTableBucket { bucket: ARN.into() },
+            ),
+            (
+                Method::DELETE,
+                format!("/buckets/{B}"),
+                None,
+                Endpoint::DeleteTableBucket { bucket: ARN.into() },
+            ),
+            (
+                Method::PUT,
+                format!("/buckets/{B}/policy"),
+                None,
+                Endpoint::PutTableBucketPolicy { bucket: ARN.into() },
+            ),
+            (
+                Method::GET,
+                format!("/buckets/{B}/encryption"),
+                None,
+                Endpoint::GetTableBucketEncryption { bucket: ARN.into() },
+            ),
             (
                 Method::PUT,
                 format!("/buckets/{B}/maintenance/icebergUnreferencedFileRemoval"),
@@ -300,19 +522,49 @@ mod tests {
                     job_type: "icebergUnreferencedFileRemoval".into(),
                 },
             ),
-            (Method::PUT, format!("/buckets/{B}/metrics"), None, Endpoint::PutTableBucketMetricsConfiguration { bucket: ARN.into() }),
-            (Method::PUT, format!("/namespaces/{B}"), None, Endpoint::CreateNamespace { bucket: ARN.into() }),
+            (
+                Method::PUT,
+                format!("/buckets/{B}/metrics"),
+                None,
+                Endpoint::PutTableBucketMetricsConfiguration { bucket: ARN.into() },
+            ),
+            (
+                Method::PUT,
+                format!("/namespaces/{B}"),
+                None,
+                Endpoint::CreateNamespace { bucket: ARN.into() },
+            ),
             (
                 Method::GET,
                 format!("/namespaces/{B}"),
                 Some("prefix=n&maxNamespaces=5"),
                 Endpoint::ListNamespaces {
                     bucket: ARN.into(),
-                    query: ListQuery { prefix: Some("n".into()), continuation_token: None, max: Some("5".into()) },
+                    query: ListQuery {
+                        prefix: Some("n".into()),
+                        continuation_token: None,
+                        max: Some("5".into()),
+                    },
                 },
             ),
-            (Method::DELETE, format!("/namespaces/{B}/ns1"), None, Endpoint::DeleteNamespace { bucket: ARN.into(), namespace: "ns1".into() }),
-            (Method::PUT, format!("/tables/{B}/ns1"), None, Endpoint::CreateTable { bucket: ARN.into(), namespace: "ns1".into() }),
+            (
+                Method::DELETE,
+                format!("/namespaces/{B}/ns1"),
+                None,
+                Endpoint::DeleteNamespace {
+                    bucket: ARN.into(),
+                    namespace: "ns1".into(),
+                },
+            ),
+            (
+                Method::PUT,
+                format!("/tables/{B}/ns1"),
+                None,
+                Endpoint::CreateTable {
+                    bucket: ARN.into(),
+                    namespace: "ns1".into(),
+                },
+            ),
             (
                 Method::GET,
                 format!("/tables/{B}"),
@@ -327,48 +579,111 @@ mod tests {
                     },
                 },
             ),
-            (Method::GET, format!("/tables/{B}/ns1/t1"), None, Endpoint::GetTable { table: GetTableSelector::Path(tp()) }),
             (
                 Method::GET,
-                "/get-table".into(),
-                Some("tableBucketARN=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket&namespace=ns1&name=t1"),
-                Endpoint::GetTable { table: GetTableSelector::Path(tp()) },
+                format!("/tables/{B}/ns1/t1"),
+                None,
+                Endpoint::GetTable {
+                    table: GetTableSelector::Path(tp()),
+                },
             ),
             (
                 Method::GET,
                 "/get-table".into(),
-                Some("tableArn=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket%2Ftable%2Fx"),
-                Endpoint::GetTable { table: GetTableSelector::Arn(format!("{ARN}/table/x")) },
+                Some(
+                    "tableBucketARN=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket&namespace=ns1&name=t1",
+                ),
+                Endpoint::GetTable {
+                    table: GetTableSelector::Path(tp()),
+                },
+            ),
+            (
+                Method::GET,
+                "/get-table".into(),
+                Some(
+                    "tableArn=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket%2Ftable%2Fx",
+                ),
+                Endpoint::GetTable {
+                    table: GetTableSelector::Arn(format!("{ARN}/table/x")),
+                },
             ),
             (
                 Method::DELETE,
                 format!("/tables/{B}/ns1/t1"),
                 Some("versionToken=vt1"),
-                Endpoint::DeleteTable { table: tp(), version_token: Some("vt1".into()) },
+                Endpoint::DeleteTable {
+                    table: tp(),
+                    version_token: Some("vt1".into()),
+                },
             ),
-            (Method::PUT, format!("/tables/{B}/ns1/t1/rename"), None, Endpoint::RenameTable { table: tp() }),
-            (Method::PUT, format!("/tables/{B}/ns1/t1/metadata-location"), None, Endpoint::UpdateTableMetadataLocation { table: tp() }),
-            (Method::GET, format!("/tables/{B}/ns1/t1/metadata-location"), None, Endpoint::GetTableMetadataLocation { table: tp() }),
+            (
+                Method::PUT,
+                format!("/tables/{B}/ns1/t1/rename"),
+                None,
+                Endpoint::RenameTable { table: tp() },
+            ),
+            (
+                Method::PUT,
+                format!("/tables/{B}/ns1/t1/metadata-location"),
+                None,
+                Endpoint::UpdateTableMetadataLocation { table: tp() },
+            ),
+            (
+                Method::GET,
+                format!("/tables/{B}/ns1/t1/metadata-location"),
+                None,
+                Endpoint::GetTableMetadataLocation { table: tp() },
+            ),
             (
                 Method::PUT,
                 format!("/tables/{B}/ns1/t1/maintenance/icebergCompaction"),
                 None,
-                Endpoint::PutTableMaintenanceConfiguration { table: tp(), job_type: "icebergCompaction".into() },
+                Endpoint::PutTableMaintenanceConfiguration {
+                    table: tp(),
+                    job_type: "icebergCompaction".into(),
+                },
             ),
-            (Method::GET, format!("/tables/{B}/ns1/t1/maintenance-job-status"), None, Endpoint::GetTableMaintenanceJobStatus { table: tp() }),
-            (Method::POST, format!("/tag/{B}"), None, Endpoint::TagResource { arn: ARN.into() }),
+            (
+                Method::GET,
+                format!("/tables/{B}/ns1/t1/maintenance-job-status"),
+                None,
+                Endpoint::GetTableMaintenanceJobStatus { table: tp() },
+            ),
+            (
+                Method::POST,
+                format!("/tag/{B}"),
+                None,
+                Endpoint::TagResource { arn: ARN.into() },
+            ),
             (
                 Method::DELETE,
                 format!("/tag/{B}"),
                 Some("tagKeys=a&tagKeys=b"),
-                Endpoint::UntagResource { arn: ARN.into(), tag_keys: vec!["a".into(), "b".into()] },
+                Endpoint::UntagResource {
+                    arn: ARN.into(),
+                    tag_keys: vec!["a".into(), "b".into()],
+                },
             ),
             // A raw `:` and a proxy-decoded `%2F` are both tolerated.
-            (Method::GET, format!("/buckets/{ARN}"), None, Endpoint::GetTableBucket { bucket: ARN.into() }),
-            (Method::GET, format!("/tables/{ARN}/ns1/t1/policy"), None, Endpoint::GetTablePolicy { table: tp() }),
+            (
+                Method::GET,
+                format!("/buckets/{ARN}"),
+                None,
+                Endpoint::GetTableBucket { bucket: ARN.into() },
+            ),
+            (
+                Method::GET,
+                format!("/tables/{ARN}/ns1/t1/policy"),
+                None,
+                Endpoint::GetTablePolicy { table: tp() },
+            ),
         ];
         for (method, path, query, expected) in cases {
-            assert_eq!(route(&method, &path, query).unwrap(), expected, "{method} {path}");
+            assert_eq!(
+                route(&method, &path, query).unwrap(),
+                expected,
+                "{method} {path}"
+            );
         }
     }
 

@@ -2,33 +2,52 @@
 //! GetTableMetadataLocation and UpdateTableMetadataLocation.
 
 use axum::response::Response;
-use tablebay_catalog::{Catalog, NamespaceName, NewTable, Table, TableDefinition, TableName, TableRef, Tags};
+use tablebay_catalog::{
+    Catalog, NamespaceName, NewTable, Table, TableDefinition, TableName, TableRef, Tags,
+};
 
 use super::buckets::{encryption, storage_class};
 use super::error::ControlPlaneError;
 use super::request::{RequestContext, json, no_content, page_request, parse_body};
 use super::router::{GetTableSelector, ListQuery, TablePath};
 use super::wire::{
-    CreateTableRequest, CreateTableResponse, GetTableMetadataLocationResponse, GetTableResponse, IcebergMetadata,
-    ListTablesResponse, RenameTableRequest, TableMetadata, TableSummary, UpdateTableMetadataLocationRequest,
-    UpdateTableMetadataLocationResponse, timestamp,
+    CreateTableRequest, CreateTableResponse, GetTableMetadataLocationResponse, GetTableResponse,
+    IcebergMetadata, ListTablesResponse, RenameTableRequest, TableMetadata, TableSummary,
+    UpdateTableMetadataLocationRequest, UpdateTableMetadataLocationResponse, timestamp,
 };
 
 /// `metadata.iceberg` of CreateTable → an Iceberg table definition. `schemaV2` is already Iceberg's schema JSON;
 /// the original flat `schema` gets ids in field order (the builder reassigns them anyway).
 fn definition(metadata: TableMetadata) -> Result<TableDefinition, ControlPlaneError> {
-    let Some(IcebergMetadata { schema, schema_v2, partition_spec, write_order, properties }) = metadata.iceberg else {
-        return Err(ControlPlaneError::BadRequest("metadata must contain the iceberg member".to_string()));
+    let Some(IcebergMetadata {
+        schema,
+        schema_v2,
+        partition_spec,
+        write_order,
+        properties,
+    }) = metadata.iceberg
+    else {
+        return Err(ControlPlaneError::BadRequest(
+            "metadata must contain the iceberg member".to_string(),
+        ));
     };
     let schema = match (schema, schema_v2) {
         (Some(_), Some(_)) => {
-            return Err(ControlPlaneError::BadRequest("Specify either schema or schemaV2, not both".to_string()));
+            return Err(ControlPlaneError::BadRequest(
+                "Specify either schema or schemaV2, not both".to_string(),
+            ));
         }
-        (None, None) => return Err(ControlPlaneError::BadRequest("metadata.iceberg needs a schema".to_string())),
+        (None, None) => {
+            return Err(ControlPlaneError::BadRequest(
+                "metadata.iceberg needs a schema".to_string(),
+            ));
+        }
         (None, Some(v2)) => v2,
         (Some(v1), None) => {
             if v1.fields.is_empty() {
-                return Err(ControlPlaneError::BadRequest("The schema must have at least one field".to_string()));
+                return Err(ControlPlaneError::BadRequest(
+                    "The schema must have at least one field".to_string(),
+                ));
             }
             let fields: Vec<serde_json::Value> = v1
                 .fields
@@ -46,7 +65,12 @@ fn definition(metadata: TableMetadata) -> Result<TableDefinition, ControlPlaneEr
             serde_json::json!({"type": "struct", "schema-id": 0, "fields": fields})
         }
     };
-    Ok(TableDefinition::from_iceberg_json(schema, partition_spec, write_order, properties.unwrap_or_default())?)
+    Ok(TableDefinition::from_iceberg_json(
+        schema,
+        partition_spec,
+        write_order,
+        properties.unwrap_or_default(),
+    )?)
 }
 
 /// `PUT /tables/{tableBucketARN}/{namespace}`.
@@ -65,11 +89,20 @@ pub(super) async fn create(
         format: req.format,
         definition: req.metadata.map(definition).transpose()?,
         encryption: req.encryption_configuration.map(encryption).transpose()?,
-        storage_class: req.storage_class_configuration.as_ref().map(storage_class).transpose()?,
+        storage_class: req
+            .storage_class_configuration
+            .as_ref()
+            .map(storage_class)
+            .transpose()?,
         tags: Tags::new(req.tags.unwrap_or_default())?,
     };
-    let table = catalog.create_table(&bucket, &namespace, new, &ctx.account).await?;
-    json(&CreateTableResponse { table_arn: table.arn.to_string(), version_token: table.version_token })
+    let table = catalog
+        .create_table(&bucket, &namespace, new, &ctx.account)
+        .await?;
+    json(&CreateTableResponse {
+        table_arn: table.arn.to_string(),
+        version_token: table.version_token,
+    })
 }
 
 fn get_response(table: Table) -> GetTableResponse {
@@ -115,7 +148,9 @@ pub(super) async fn list(
 ) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
     let namespace = namespace.map(NamespaceName::parse).transpose()?;
-    let page = catalog.list_tables(&bucket, namespace.as_ref(), &page_request(query, 255)?).await?;
+    let page = catalog
+        .list_tables(&bucket, namespace.as_ref(), &page_request(query, 255)?)
+        .await?;
     json(&ListTablesResponse {
         tables: page
             .items
@@ -142,7 +177,9 @@ pub(super) async fn delete(
     table: &TablePath,
     version_token: Option<&str>,
 ) -> Result<Response, ControlPlaneError> {
-    catalog.delete_table(&ctx.table_ref(table)?, version_token).await?;
+    catalog
+        .delete_table(&ctx.table_ref(table)?, version_token)
+        .await?;
     no_content()
 }
 
@@ -155,10 +192,20 @@ pub(super) async fn rename(
 ) -> Result<Response, ControlPlaneError> {
     let table = ctx.table_ref(table)?;
     let req: RenameTableRequest = parse_body(body)?;
-    let new_namespace = req.new_namespace_name.as_deref().map(NamespaceName::parse).transpose()?;
+    let new_namespace = req
+        .new_namespace_name
+        .as_deref()
+        .map(NamespaceName::parse)
+        .transpose()?;
     let new_name = req.new_name.as_deref().map(TableName::parse).transpose()?;
     catalog
-        .rename_table(&table, new_namespace.as_ref(), new_name.as_ref(), req.version_token.as_deref(), &ctx.account)
+        .rename_table(
+            &table,
+            new_namespace.as_ref(),
+            new_name.as_ref(),
+            req.version_token.as_deref(),
+            &ctx.account,
+        )
         .await?;
     no_content()
 }
@@ -186,7 +233,14 @@ pub(super) async fn update_metadata_location(
 ) -> Result<Response, ControlPlaneError> {
     let table = ctx.table_ref(table)?;
     let req: UpdateTableMetadataLocationRequest = parse_body(body)?;
-    let table = catalog.update_metadata_location(&table, &req.version_token, &req.metadata_location, &ctx.account).await?;
+    let table = catalog
+        .update_metadata_location(
+            &table,
+            &req.version_token,
+            &req.metadata_location,
+            &ctx.account,
+        )
+        .await?;
     json(&UpdateTableMetadataLocationResponse {
         name: table.name.to_string(),
         table_arn: table.arn.to_string(),

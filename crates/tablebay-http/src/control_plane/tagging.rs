@@ -18,21 +18,35 @@ fn resource(ctx: &RequestContext, raw: &str) -> Result<ResourceArn, ControlPlane
 }
 
 /// `POST /tag/{resourceArn}`.
-pub(super) async fn tag(catalog: &Catalog, ctx: &RequestContext, arn: &str, body: &[u8]) -> Result<Response, ControlPlaneError> {
+pub(super) async fn tag(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    arn: &str,
+    body: &[u8],
+) -> Result<Response, ControlPlaneError> {
     let arn = resource(ctx, arn)?;
     let req: TagsBody = parse_body(body)?;
     if req.tags.is_empty() {
-        return Err(ControlPlaneError::BadRequest("tags must not be empty".to_string()));
+        return Err(ControlPlaneError::BadRequest(
+            "tags must not be empty".to_string(),
+        ));
     }
     catalog.tag_resource(&arn, Tags::new(req.tags)?).await?;
     ok_empty()
 }
 
 /// `DELETE /tag/{resourceArn}?tagKeys=…`.
-pub(super) async fn untag(catalog: &Catalog, ctx: &RequestContext, arn: &str, keys: &[String]) -> Result<Response, ControlPlaneError> {
+pub(super) async fn untag(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    arn: &str,
+    keys: &[String],
+) -> Result<Response, ControlPlaneError> {
     let arn = resource(ctx, arn)?;
     if keys.is_empty() {
-        return Err(ControlPlaneError::BadRequest("tagKeys must not be empty".to_string()));
+        return Err(ControlPlaneError::BadRequest(
+            "tagKeys must not be empty".to_string(),
+        ));
     }
     for key in keys {
         Tags::check_key(key)?;
@@ -42,7 +56,11 @@ pub(super) async fn untag(catalog: &Catalog, ctx: &RequestContext, arn: &str, ke
 }
 
 /// `GET /tag/{resourceArn}`.
-pub(super) async fn list(catalog: &Catalog, ctx: &RequestContext, arn: &str) -> Result<Response, ControlPlaneError> {
+pub(super) async fn list(
+    catalog: &Catalog,
+    ctx: &RequestContext,
+    arn: &str,
+) -> Result<Response, ControlPlaneError> {
     let tags = catalog.tags(&resource(ctx, arn)?).await?;
     json(&TagsBody { tags: tags.0 })
 }

@@ -270,7 +270,11 @@ pub(crate) struct MaintenanceSettings {
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CompactionSettingsWire {
-    #[serde(rename = "targetFileSizeMB", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "targetFileSizeMB",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub target_file_size_mb: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,

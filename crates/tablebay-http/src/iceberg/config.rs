@@ -10,9 +10,14 @@ use super::wire::ConfigResponse;
 
 /// `GET /v1/config`. The warehouse is a table bucket ARN (either flavor), the `<account>.<bucket>` prefix, or a
 /// bucket name of the caller's account; it is required, since every path carries a bucket.
-pub(super) async fn get(ctx: &IcebergContext<'_>, warehouse: Option<&str>) -> Result<Reply, IcebergError> {
+pub(super) async fn get(
+    ctx: &IcebergContext<'_>,
+    warehouse: Option<&str>,
+) -> Result<Reply, IcebergError> {
     let warehouse = warehouse.filter(|w| !w.is_empty()).ok_or_else(|| {
-        IcebergError::bad_request("The warehouse parameter is required: set warehouse to the table bucket ARN")
+        IcebergError::bad_request(
+            "The warehouse parameter is required: set warehouse to the table bucket ARN",
+        )
     })?;
     let bucket = ctx.bucket(warehouse).await?;
     let region = &ctx.catalog().config().region;

@@ -8,7 +8,9 @@ use bytes::Bytes;
 use http::StatusCode;
 use serde::Serialize;
 use tablebay_auth::{BearerTokens, Principal};
-use tablebay_catalog::{AccountId, BucketArn, BucketName, Catalog, Namespace, NamespaceName, TableBucket};
+use tablebay_catalog::{
+    AccountId, BucketArn, BucketName, Catalog, Namespace, NamespaceName, TableBucket,
+};
 
 use super::error::IcebergError;
 use super::router::Ident;
@@ -26,7 +28,10 @@ pub struct IcebergSettings {
 impl IcebergSettings {
     /// Settings with tokens keyed from the root secret (see `tablebay_auth::BearerTokens`).
     pub fn new(root_secret: &str, s3_public_url: String) -> Self {
-        Self { s3_public_url, tokens: BearerTokens::derive(root_secret, BearerTokens::DEFAULT_LIFETIME_SECS) }
+        Self {
+            s3_public_url,
+            tokens: BearerTokens::derive(root_secret, BearerTokens::DEFAULT_LIFETIME_SECS),
+        }
     }
 
     /// The FileIO properties every client gets: where the data plane is and how to address it.
@@ -58,19 +63,32 @@ pub(crate) struct Reply {
 impl Reply {
     /// 200 with a JSON body.
     pub(crate) fn json<T: Serialize>(value: &T) -> Result<Self, IcebergError> {
-        let body = serde_json::to_vec(value)
-            .map_err(|e| IcebergError::from(tablebay_catalog::CatalogError::Internal(e.to_string())))?;
-        Ok(Self { status: StatusCode::OK, body: Some(Bytes::from(body)), etag: None })
+        let body = serde_json::to_vec(value).map_err(|e| {
+            IcebergError::from(tablebay_catalog::CatalogError::Internal(e.to_string()))
+        })?;
+        Ok(Self {
+            status: StatusCode::OK,
+            body: Some(Bytes::from(body)),
+            etag: None,
+        })
     }
 
     /// 200 with a JSON body already serialized.
     pub(crate) fn raw_json(body: Vec<u8>) -> Self {
-        Self { status: StatusCode::OK, body: Some(Bytes::from(body)), etag: None }
+        Self {
+            status: StatusCode::OK,
+            body: Some(Bytes::from(body)),
+            etag: None,
+        }
     }
 
     /// 204 without a body (drop, rename, HEAD, metrics, transactions: trap 1).
     pub(crate) fn no_content() -> Self {
-        Self { status: StatusCode::NO_CONTENT, body: None, etag: None }
+        Self {
+            status: StatusCode::NO_CONTENT,
+            body: None,
+            etag: None,
+        }
     }
 }
 
@@ -103,14 +121,21 @@ impl IcebergContext<'_> {
     pub(crate) fn bucket_arn(&self, prefix: &str) -> Result<BucketArn, IcebergError> {
         let config = self.catalog().config();
         let arn = if prefix.contains(':') {
-            BucketArn::parse(prefix).map_err(|_| IcebergError::bad_request(format!("Invalid prefix or warehouse '{prefix}'")))?
+            BucketArn::parse(prefix).map_err(|_| {
+                IcebergError::bad_request(format!("Invalid prefix or warehouse '{prefix}'"))
+            })?
         } else {
             let (account, name) = match prefix.split_once('.') {
                 Some((account, name)) => (AccountId::parse(account)?, name),
                 None => (self.account.clone(), prefix),
             };
             let name = BucketName::parse(name)?;
-            BucketArn { flavor: config.flavor, region: config.region.clone(), account, name }
+            BucketArn {
+                flavor: config.flavor,
+                region: config.region.clone(),
+                account,
+                name,
+            }
         };
         self.authorize(&arn.account)?;
         Ok(arn.with_flavor(config.flavor))
@@ -126,10 +151,18 @@ impl IcebergContext<'_> {
     }
 
     /// A namespace named in a path, resolved: NoSuchNamespace when it is missing or its name could not exist.
-    pub(crate) async fn namespace(&self, prefix: &str, namespace: &str) -> Result<Namespace, IcebergError> {
+    pub(crate) async fn namespace(
+        &self,
+        prefix: &str,
+        namespace: &str,
+    ) -> Result<Namespace, IcebergError> {
         let bucket = self.bucket(prefix).await?;
-        let name = NamespaceName::parse(namespace).map_err(|_| IcebergError::no_such_namespace(namespace))?;
-        self.catalog().namespace_in(&bucket, &name).await.map_err(|e| IcebergError::for_namespace(e, namespace))
+        let name = NamespaceName::parse(namespace)
+            .map_err(|_| IcebergError::no_such_namespace(namespace))?;
+        self.catalog()
+            .namespace_in(&bucket, &name)
+            .await
+            .map_err(|e| IcebergError::for_namespace(e, namespace))
     }
 
     /// The bucket, namespace and name of a table named in a path, parsed (not resolved); a name that cannot exist
@@ -140,15 +173,25 @@ impl IcebergContext<'_> {
         table: &Ident,
     ) -> Result<(BucketArn, NamespaceName, tablebay_catalog::TableName), IcebergError> {
         let bucket = self.bucket_arn(prefix)?;
-        let namespace = NamespaceName::parse(&table.namespace).map_err(|_| IcebergError::no_such_table(table))?;
-        let name = tablebay_catalog::TableName::parse(&table.name).map_err(|_| IcebergError::no_such_table(table))?;
+        let namespace = NamespaceName::parse(&table.namespace)
+            .map_err(|_| IcebergError::no_such_table(table))?;
+        let name = tablebay_catalog::TableName::parse(&table.name)
+            .map_err(|_| IcebergError::no_such_table(table))?;
         Ok((bucket, namespace, name))
     }
 
     /// The namespace of a table named in a path: a missing namespace is a missing table (trap 3).
-    pub(crate) async fn table_namespace(&self, prefix: &str, table: &Ident) -> Result<Namespace, IcebergError> {
+    pub(crate) async fn table_namespace(
+        &self,
+        prefix: &str,
+        table: &Ident,
+    ) -> Result<Namespace, IcebergError> {
         let bucket = self.bucket(prefix).await?;
-        let name = NamespaceName::parse(&table.namespace).map_err(|_| IcebergError::no_such_table(table))?;
-        self.catalog().namespace_in(&bucket, &name).await.map_err(|e| IcebergError::for_table(e, table))
+        let name = NamespaceName::parse(&table.namespace)
+            .map_err(|_| IcebergError::no_such_table(table))?;
+        self.catalog()
+            .namespace_in(&bucket, &name)
+            .await
+            .map_err(|e| IcebergError::for_table(e, table))
     }
 }

@@ -27,7 +27,10 @@ fn principal(app: &AppState, parts: &Parts, body: &[u8]) -> Result<Principal, Ic
         .headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        });
     match bearer {
         Some(token) => {
             let access_key_id = app
@@ -41,7 +44,8 @@ fn principal(app: &AppState, parts: &Parts, body: &[u8]) -> Result<Principal, Ic
                 .ok_or_else(|| IcebergError::from_bearer(&AuthError::UnknownAccessKey))?;
             Ok(principal)
         }
-        None => authenticate(&app.tables_verifier, &app.identities, parts, body).map_err(|e| IcebergError::from_auth(&e)),
+        None => authenticate(&app.tables_verifier, &app.identities, parts, body)
+            .map_err(|e| IcebergError::from_auth(&e)),
     }
 }
 
@@ -54,7 +58,11 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
     let result = async {
         let body = axum::body::to_bytes(body, MAX_BODY_BYTES)
             .await
-            .map_err(|_| IcebergError::bad_request(format!("The request body is larger than {MAX_BODY_BYTES} bytes")))?;
+            .map_err(|_| {
+                IcebergError::bad_request(format!(
+                    "The request body is larger than {MAX_BODY_BYTES} bytes"
+                ))
+            })?;
         // The token endpoint is where unauthenticated clients get their credentials checked.
         if parts.uri.path().trim_end_matches('/') == "/iceberg/v1/oauth/tokens" {
             operation = "getToken";
@@ -65,7 +73,11 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
         let endpoint = route(&parts.method, parts.uri.path(), parts.uri.query())?;
         operation = endpoint.operation();
         let account = AccountId::parse(&principal.account_id)?;
-        let ctx = IcebergContext { app: &app, principal, account };
+        let ctx = IcebergContext {
+            app: &app,
+            principal,
+            account,
+        };
         let key = idempotency::key(&parts, &endpoint)?;
         if let Some(key) = &key
             && let Some(reply) = idempotency::replay(&ctx, key, &parts).await?
@@ -82,7 +94,11 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
     let response = match result {
         Ok(response) => response,
         Err(e) => {
-            tracing::debug!(error_type = e.kind(), status = e.status().as_u16(), "iceberg request rejected");
+            tracing::debug!(
+                error_type = e.kind(),
+                status = e.status().as_u16(),
+                "iceberg request rejected"
+            );
             e.into_response()
         }
     };
@@ -106,7 +122,10 @@ pub(crate) fn to_response(reply: Reply) -> Response {
     let mut response = match reply.body {
         Some(body) => {
             let mut response = (reply.status, body).into_response();
-            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
             response
         }
         None => reply.status.into_response(),
@@ -117,34 +136,72 @@ pub(crate) fn to_response(reply: Reply) -> Response {
     response
 }
 
-async fn dispatch(ctx: &IcebergContext<'_>, parts: &Parts, endpoint: Endpoint, body: &[u8]) -> Result<Reply, IcebergError> {
+async fn dispatch(
+    ctx: &IcebergContext<'_>,
+    parts: &Parts,
+    endpoint: Endpoint,
+    body: &[u8],
+) -> Result<Reply, IcebergError> {
     use Endpoint as E;
     match endpoint {
         E::Config { warehouse } => config::get(ctx, warehouse.as_deref()).await,
-        E::OAuthTokens => Err(IcebergError::bad_request("The token endpoint takes no authentication")),
-        E::ListNamespaces { prefix, parent, page } => namespaces::list(ctx, &prefix, parent.as_deref(), &page).await,
+        E::OAuthTokens => Err(IcebergError::bad_request(
+            "The token endpoint takes no authentication",
+        )),
+        E::ListNamespaces {
+            prefix,
+            parent,
+            page,
+        } => namespaces::list(ctx, &prefix, parent.as_deref(), &page).await,
         E::CreateNamespace { prefix } => namespaces::create(ctx, &prefix, body).await,
         E::LoadNamespace { prefix, namespace } => namespaces::load(ctx, &prefix, &namespace).await,
-        E::NamespaceExists { prefix, namespace } => namespaces::exists(ctx, &prefix, &namespace).await,
+        E::NamespaceExists { prefix, namespace } => {
+            namespaces::exists(ctx, &prefix, &namespace).await
+        }
         E::DropNamespace { prefix, namespace } => namespaces::drop(ctx, &prefix, &namespace).await,
         E::UpdateNamespaceProperties { prefix, namespace } => {
             namespaces::update_properties(ctx, &prefix, &namespace, body).await
         }
-        E::ListTables { prefix, namespace, page } => tables::list(ctx, &prefix, &namespace, &page).await,
-        E::CreateTable { prefix, namespace } => tables::create(ctx, &prefix, &namespace, body).await,
-        E::RegisterTable { prefix, namespace } => tables::register(ctx, &prefix, &namespace, body).await,
-        E::LoadTable { prefix, table, snapshots } => {
-            let if_none_match = parts.headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok());
+        E::ListTables {
+            prefix,
+            namespace,
+            page,
+        } => tables::list(ctx, &prefix, &namespace, &page).await,
+        E::CreateTable { prefix, namespace } => {
+            tables::create(ctx, &prefix, &namespace, body).await
+        }
+        E::RegisterTable { prefix, namespace } => {
+            tables::register(ctx, &prefix, &namespace, body).await
+        }
+        E::LoadTable {
+            prefix,
+            table,
+            snapshots,
+        } => {
+            let if_none_match = parts
+                .headers
+                .get(header::IF_NONE_MATCH)
+                .and_then(|v| v.to_str().ok());
             tables::load(ctx, &prefix, &table, snapshots.as_deref(), if_none_match).await
         }
         E::TableExists { prefix, table } => tables::exists(ctx, &prefix, &table).await,
         E::CommitTable { prefix, table } => commit::commit_table(ctx, &prefix, &table, body).await,
-        E::DropTable { prefix, table, purge } => tables::drop(ctx, &prefix, &table, purge).await,
-        E::ReportMetrics { prefix, table } => tables::report_metrics(ctx, &prefix, &table, body).await,
+        E::DropTable {
+            prefix,
+            table,
+            purge,
+        } => tables::drop(ctx, &prefix, &table, purge).await,
+        E::ReportMetrics { prefix, table } => {
+            tables::report_metrics(ctx, &prefix, &table, body).await
+        }
         E::LoadCredentials { prefix, table } => tables::credentials(ctx, &prefix, &table).await,
         E::RenameTable { prefix } => tables::rename(ctx, &prefix, body).await,
         E::CommitTransaction { prefix } => commit::commit_transaction(ctx, &prefix, body).await,
-        E::ListViews { prefix, namespace, page } => views::list(ctx, &prefix, &namespace, &page).await,
+        E::ListViews {
+            prefix,
+            namespace,
+            page,
+        } => views::list(ctx, &prefix, &namespace, &page).await,
         E::CreateView { prefix, namespace } => views::create(ctx, &prefix, &namespace, body).await,
         E::LoadView { prefix, view } => views::load(ctx, &prefix, &view).await,
         E::ViewExists { prefix, view } => views::exists(ctx, &prefix, &view).await,
@@ -156,5 +213,9 @@ async fn dispatch(ctx: &IcebergContext<'_>, parts: &Parts, endpoint: Endpoint, b
 
 /// `304 Not Modified` for a conditional load whose ETag still matches.
 pub(crate) fn not_modified(etag: String) -> Reply {
-    Reply { status: StatusCode::NOT_MODIFIED, body: None, etag: Some(etag) }
+    Reply {
+        status: StatusCode::NOT_MODIFIED,
+        body: None,
+        etag: Some(etag),
+    }
 }

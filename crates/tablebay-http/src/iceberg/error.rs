@@ -25,12 +25,22 @@ pub(crate) struct IcebergError {
 
 impl IcebergError {
     fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> Self {
-        Self { status, kind, message: message.into(), detail: None }
+        Self {
+            status,
+            kind,
+            message: message.into(),
+            detail: None,
+        }
     }
 
     fn internal(status: StatusCode, kind: &'static str, detail: impl Into<String>) -> Self {
         let message = "An internal error occurred";
-        Self { status, kind, message: message.into(), detail: Some(detail.into()) }
+        Self {
+            status,
+            kind,
+            message: message.into(),
+            detail: Some(detail.into()),
+        }
     }
 
     /// The HTTP status.
@@ -56,7 +66,11 @@ impl IcebergError {
 
     /// 405 for a known path with a method it does not have.
     pub(crate) fn method_not_allowed(method: &Method, path: &str) -> Self {
-        Self::new(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowedException", format!("Method {method} is not allowed on {path}"))
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowedException",
+            format!("Method {method} is not allowed on {path}"),
+        )
     }
 
     /// 401 NotAuthorizedException: the request is not authenticated.
@@ -71,22 +85,38 @@ impl IcebergError {
 
     /// 404 NoSuchNamespaceException with Java's message.
     pub(crate) fn no_such_namespace(namespace: &str) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "NoSuchNamespaceException", format!("Namespace does not exist: {namespace}"))
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NoSuchNamespaceException",
+            format!("Namespace does not exist: {namespace}"),
+        )
     }
 
     /// 404 NoSuchTableException with Java's message.
     pub(crate) fn no_such_table(table: &Ident) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "NoSuchTableException", format!("Table does not exist: {table}"))
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NoSuchTableException",
+            format!("Table does not exist: {table}"),
+        )
     }
 
     /// 404 NoSuchViewException with Java's message.
     pub(crate) fn no_such_view(view: &Ident) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "NoSuchViewException", format!("View does not exist: {view}"))
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NoSuchViewException",
+            format!("View does not exist: {view}"),
+        )
     }
 
     /// 404 NoSuchWarehouseException: the `warehouse` of `GET /v1/config` names no bucket.
     pub(crate) fn no_such_warehouse(warehouse: &str) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "NoSuchWarehouseException", format!("Warehouse does not exist: {warehouse}"))
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NoSuchWarehouseException",
+            format!("Warehouse does not exist: {warehouse}"),
+        )
     }
 
     /// 409 AlreadyExistsException.
@@ -96,19 +126,28 @@ impl IcebergError {
 
     /// 422 UnprocessableEntityException.
     pub(crate) fn unprocessable(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "UnprocessableEntityException", message)
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "UnprocessableEntityException",
+            message,
+        )
     }
 
     /// A SigV4 authentication failure: 403 ForbiddenException, as AWS answers (the message never carries
     /// secrets).
     pub(crate) fn from_auth(e: &AuthError) -> Self {
         let message = match e {
-            AuthError::Missing => "Missing authentication: sign the request with SigV4 or send a bearer token".to_string(),
+            AuthError::Missing => {
+                "Missing authentication: sign the request with SigV4 or send a bearer token"
+                    .to_string()
+            }
             AuthError::UnknownAccessKey => "The access key id is not known".to_string(),
             AuthError::SignatureMismatch => "The request signature does not match".to_string(),
             AuthError::RequestExpired => "The request time or token has expired".to_string(),
             AuthError::Malformed(why) => format!("Malformed authorization: {why}"),
-            AuthError::ScopeMismatch(why) => format!("Credential should be scoped correctly: {why}"),
+            AuthError::ScopeMismatch(why) => {
+                format!("Credential should be scoped correctly: {why}")
+            }
         };
         Self::forbidden(message)
     }
@@ -130,7 +169,9 @@ impl IcebergError {
     pub(crate) fn for_namespace(e: CatalogError, namespace: &str) -> Self {
         match e {
             CatalogError::NotFound(_) => Self::no_such_namespace(namespace),
-            CatalogError::AlreadyExists(_) => Self::already_exists(format!("Namespace already exists: {namespace}")),
+            CatalogError::AlreadyExists(_) => {
+                Self::already_exists(format!("Namespace already exists: {namespace}"))
+            }
             CatalogError::Conflict(_) => Self::new(
                 StatusCode::CONFLICT,
                 "NamespaceNotEmptyException",
@@ -144,8 +185,12 @@ impl IcebergError {
     pub(crate) fn for_table(e: CatalogError, table: &Ident) -> Self {
         match e {
             CatalogError::NotFound(_) => Self::no_such_table(table),
-            CatalogError::AlreadyExists(_) => Self::already_exists(format!("Table already exists: {table}")),
-            CatalogError::Conflict(message) => Self::new(StatusCode::CONFLICT, "CommitFailedException", message),
+            CatalogError::AlreadyExists(_) => {
+                Self::already_exists(format!("Table already exists: {table}"))
+            }
+            CatalogError::Conflict(message) => {
+                Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
+            }
             other => Self::from(other),
         }
     }
@@ -155,7 +200,9 @@ impl IcebergError {
         match e {
             CatalogError::NotFound(_) => Self::no_such_view(view),
             CatalogError::AlreadyExists(message) => Self::already_exists(message),
-            CatalogError::Conflict(message) => Self::new(StatusCode::CONFLICT, "CommitFailedException", message),
+            CatalogError::Conflict(message) => {
+                Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
+            }
             CatalogError::Invalid(message) => Self::illegal_argument(message),
             other => Self::from(other),
         }
@@ -167,13 +214,19 @@ impl IcebergError {
             CommitError::Invalid(message) => Self::illegal_argument(message),
             CommitError::NotFound(_) => Self::no_such_table(table),
             CommitError::AlreadyExists(message) => Self::already_exists(message),
-            CommitError::Conflict(message) => Self::new(StatusCode::CONFLICT, "CommitFailedException", message),
-            CommitError::Unavailable(detail) => {
-                Self::internal(StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailableException", detail)
+            CommitError::Conflict(message) => {
+                Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
             }
-            CommitError::StateUnknown(detail) => {
-                Self::internal(StatusCode::INTERNAL_SERVER_ERROR, "CommitStateUnknownException", detail)
-            }
+            CommitError::Unavailable(detail) => Self::internal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailableException",
+                detail,
+            ),
+            CommitError::StateUnknown(detail) => Self::internal(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "CommitStateUnknownException",
+                detail,
+            ),
         }
     }
 }
@@ -182,13 +235,19 @@ impl From<CatalogError> for IcebergError {
     fn from(e: CatalogError) -> Self {
         match e {
             CatalogError::Invalid(message) => Self::bad_request(message),
-            CatalogError::NotFound(message) => Self::new(StatusCode::NOT_FOUND, "NotFoundException", message),
-            CatalogError::AlreadyExists(message) => Self::already_exists(message),
-            CatalogError::Conflict(message) => Self::new(StatusCode::CONFLICT, "CommitFailedException", message),
-            CatalogError::Denied(message) => Self::forbidden(message),
-            CatalogError::Internal(detail) => {
-                Self::internal(StatusCode::INTERNAL_SERVER_ERROR, "InternalServerError", detail)
+            CatalogError::NotFound(message) => {
+                Self::new(StatusCode::NOT_FOUND, "NotFoundException", message)
             }
+            CatalogError::AlreadyExists(message) => Self::already_exists(message),
+            CatalogError::Conflict(message) => {
+                Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
+            }
+            CatalogError::Denied(message) => Self::forbidden(message),
+            CatalogError::Internal(detail) => Self::internal(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalServerError",
+                detail,
+            ),
             CatalogError::Store(source) => Self::internal(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "InternalServerError",
@@ -214,7 +273,10 @@ impl IntoResponse for IcebergError {
         .to_string();
         let mut response = (self.status, body).into_response();
         let headers = response.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
         if self.status == StatusCode::SERVICE_UNAVAILABLE {
             // Java retries a 503 with Retry-After, POST included (trap 16): only sent when nothing was applied.
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

@@ -23,13 +23,26 @@ fn json_response<T: serde::Serialize>(status: StatusCode, value: &T) -> Response
     let body = serde_json::to_vec(value).unwrap_or_default();
     let mut response = (status, body).into_response();
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
 
-fn oauth_error(status: StatusCode, error: &'static str, description: impl Into<String>) -> Response {
-    json_response(status, &OAuthErrorResponse { error, error_description: description.into() })
+fn oauth_error(
+    status: StatusCode,
+    error: &'static str,
+    description: impl Into<String>,
+) -> Response {
+    json_response(
+        status,
+        &OAuthErrorResponse {
+            error,
+            error_description: description.into(),
+        },
+    )
 }
 
 /// Parses `application/x-www-form-urlencoded` (`+` is a space).
@@ -38,7 +51,11 @@ fn form(body: &[u8]) -> TokenRequest {
     let mut req = TokenRequest::default();
     for pair in text.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let decode = |s: &str| percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned();
+        let decode = |s: &str| {
+            percent_decode_str(&s.replace('+', " "))
+                .decode_utf8_lossy()
+                .into_owned()
+        };
         let value = Some(decode(v));
         match decode(k).as_str() {
             "grant_type" => req.grant_type = value,
@@ -55,10 +72,16 @@ fn form(body: &[u8]) -> TokenRequest {
 /// HTTP Basic credentials, if the client sent its id and secret that way (RFC 6749 §2.3.1).
 fn basic(parts: &Parts) -> Option<(String, String)> {
     let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let encoded = value.strip_prefix("Basic ").or_else(|| value.strip_prefix("basic "))?;
+    let encoded = value
+        .strip_prefix("Basic ")
+        .or_else(|| value.strip_prefix("basic "))?;
     let decoded = String::from_utf8(STANDARD.decode(encoded.trim()).ok()?).ok()?;
     let (id, secret) = decoded.split_once(':')?;
-    let decode = |s: &str| percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned();
+    let decode = |s: &str| {
+        percent_decode_str(&s.replace('+', " "))
+            .decode_utf8_lossy()
+            .into_owned()
+    };
     Some((decode(id), decode(secret)))
 }
 
@@ -68,12 +91,25 @@ const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 /// A token, issued by a previous grant and still valid, for a fresh one of the same access key.
 fn exchange(app: &AppState, subject: Option<&str>) -> Response {
     let Some(subject) = subject else {
-        return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "subject_token is required");
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "subject_token is required",
+        );
     };
     let now = chrono::Utc::now();
-    let known = app.iceberg.tokens.verify(subject, now).ok().filter(|id| app.identities.lookup(id).is_some());
+    let known = app
+        .iceberg
+        .tokens
+        .verify(subject, now)
+        .ok()
+        .filter(|id| app.identities.lookup(id).is_some());
     let Some(access_key_id) = known else {
-        return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "The subject token is not valid");
+        return oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "The subject token is not valid",
+        );
     };
     issued(app, &access_key_id)
 }
@@ -94,7 +130,11 @@ fn issued(app: &AppState, access_key_id: &str) -> Response {
 /// `POST /v1/oauth/tokens`: grants `client_credentials` and the token exchange.
 pub(super) fn token(app: &AppState, parts: &Parts, body: &[u8]) -> Response {
     if parts.method != http::Method::POST {
-        return oauth_error(StatusCode::METHOD_NOT_ALLOWED, "invalid_request", "Use POST");
+        return oauth_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "invalid_request",
+            "Use POST",
+        );
     }
     let req = form(body);
     match req.grant_type.as_deref() {
@@ -104,10 +144,18 @@ pub(super) fn token(app: &AppState, parts: &Parts, body: &[u8]) -> Response {
             return oauth_error(
                 StatusCode::BAD_REQUEST,
                 "unsupported_grant_type",
-                format!("Unsupported grant_type '{other}': only client_credentials and token exchange are supported"),
+                format!(
+                    "Unsupported grant_type '{other}': only client_credentials and token exchange are supported"
+                ),
             );
         }
-        None => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "grant_type is required"),
+        None => {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "grant_type is required",
+            );
+        }
     }
     let (id, secret) = match (req.client_id, req.client_secret, basic(parts)) {
         (Some(id), Some(secret), _) => (id, secret),
@@ -120,12 +168,15 @@ pub(super) fn token(app: &AppState, parts: &Parts, body: &[u8]) -> Response {
             );
         }
     };
-    let valid = app
-        .identities
-        .lookup(&id)
-        .is_some_and(|(expected, _)| constant_time_eq(expected.expose().as_bytes(), secret.as_bytes()));
+    let valid = app.identities.lookup(&id).is_some_and(|(expected, _)| {
+        constant_time_eq(expected.expose().as_bytes(), secret.as_bytes())
+    });
     if !valid {
-        return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "Invalid client credentials");
+        return oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "Invalid client credentials",
+        );
     }
     issued(app, &id)
 }

@@ -39,32 +39,107 @@ pub(crate) struct PageParams {
 /// Every Iceberg REST operation this server answers, with its parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Endpoint {
-    Config { warehouse: Option<String> },
+    Config {
+        warehouse: Option<String>,
+    },
     OAuthTokens,
-    ListNamespaces { prefix: String, parent: Option<String>, page: PageParams },
-    CreateNamespace { prefix: String },
-    LoadNamespace { prefix: String, namespace: String },
-    NamespaceExists { prefix: String, namespace: String },
-    DropNamespace { prefix: String, namespace: String },
-    UpdateNamespaceProperties { prefix: String, namespace: String },
-    ListTables { prefix: String, namespace: String, page: PageParams },
-    CreateTable { prefix: String, namespace: String },
-    RegisterTable { prefix: String, namespace: String },
-    LoadTable { prefix: String, table: Ident, snapshots: Option<String> },
-    TableExists { prefix: String, table: Ident },
-    CommitTable { prefix: String, table: Ident },
-    DropTable { prefix: String, table: Ident, purge: bool },
-    ReportMetrics { prefix: String, table: Ident },
-    LoadCredentials { prefix: String, table: Ident },
-    RenameTable { prefix: String },
-    CommitTransaction { prefix: String },
-    ListViews { prefix: String, namespace: String, page: PageParams },
-    CreateView { prefix: String, namespace: String },
-    LoadView { prefix: String, view: Ident },
-    ViewExists { prefix: String, view: Ident },
-    ReplaceView { prefix: String, view: Ident },
-    DropView { prefix: String, view: Ident },
-    RenameView { prefix: String },
+    ListNamespaces {
+        prefix: String,
+        parent: Option<String>,
+        page: PageParams,
+    },
+    CreateNamespace {
+        prefix: String,
+    },
+    LoadNamespace {
+        prefix: String,
+        namespace: String,
+    },
+    NamespaceExists {
+        prefix: String,
+        namespace: String,
+    },
+    DropNamespace {
+        prefix: String,
+        namespace: String,
+    },
+    UpdateNamespaceProperties {
+        prefix: String,
+        namespace: String,
+    },
+    ListTables {
+        prefix: String,
+        namespace: String,
+        page: PageParams,
+    },
+    CreateTable {
+        prefix: String,
+        namespace: String,
+    },
+    RegisterTable {
+        prefix: String,
+        namespace: String,
+    },
+    LoadTable {
+        prefix: String,
+        table: Ident,
+        snapshots: Option<String>,
+    },
+    TableExists {
+        prefix: String,
+        table: Ident,
+    },
+    CommitTable {
+        prefix: String,
+        table: Ident,
+    },
+    DropTable {
+        prefix: String,
+        table: Ident,
+        purge: bool,
+    },
+    ReportMetrics {
+        prefix: String,
+        table: Ident,
+    },
+    LoadCredentials {
+        prefix: String,
+        table: Ident,
+    },
+    RenameTable {
+        prefix: String,
+    },
+    CommitTransaction {
+        prefix: String,
+    },
+    ListViews {
+        prefix: String,
+        namespace: String,
+        page: PageParams,
+    },
+    CreateView {
+        prefix: String,
+        namespace: String,
+    },
+    LoadView {
+        prefix: String,
+        view: Ident,
+    },
+    ViewExists {
+        prefix: String,
+        view: Ident,
+    },
+    ReplaceView {
+        prefix: String,
+        view: Ident,
+    },
+    DropView {
+        prefix: String,
+        view: Ident,
+    },
+    RenameView {
+        prefix: String,
+    },
 }
 
 /// The `endpoints` list of `GET /v1/config`: exactly the routes below, in Java's `Endpoint` spelling (trap 8).
@@ -174,8 +249,14 @@ fn query_pairs(query: Option<&str>) -> Result<Vec<(String, String)>, IcebergErro
 /// Splits a namespace segment on the 0x1F separator (raw `%1F`/`%1f`, trap 6) and decodes its one level; more
 /// than one level is a clear 400, since namespaces have one level as in S3 Tables.
 fn namespace(raw: &str) -> Result<String, IcebergError> {
-    let levels: Vec<&str> = raw.split("%1F").flat_map(|part| part.split("%1f")).collect();
-    let levels = levels.into_iter().map(decode).collect::<Result<Vec<_>, _>>()?;
+    let levels: Vec<&str> = raw
+        .split("%1F")
+        .flat_map(|part| part.split("%1f"))
+        .collect();
+    let levels = levels
+        .into_iter()
+        .map(decode)
+        .collect::<Result<Vec<_>, _>>()?;
     single_level(levels)
 }
 
@@ -183,8 +264,14 @@ fn namespace(raw: &str) -> Result<String, IcebergError> {
 /// not found (404 NoSuchTableException, trap 3) — Java probes metadata tables as `GET …/namespaces/db%1Ftbl/
 /// tables/snapshots` and falls back on a 404.
 fn table_namespace(raw: &str) -> Result<String, IcebergError> {
-    let levels: Vec<&str> = raw.split("%1F").flat_map(|part| part.split("%1f")).collect();
-    let levels = levels.into_iter().map(decode).collect::<Result<Vec<_>, _>>()?;
+    let levels: Vec<&str> = raw
+        .split("%1F")
+        .flat_map(|part| part.split("%1f"))
+        .collect();
+    let levels = levels
+        .into_iter()
+        .map(decode)
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(levels.join("."))
 }
 
@@ -207,29 +294,53 @@ fn boolean(name: &str, value: &str) -> Result<bool, IcebergError> {
     } else if value.eq_ignore_ascii_case("false") || value.is_empty() {
         Ok(false)
     } else {
-        Err(IcebergError::bad_request(format!("Invalid boolean for {name}: '{value}'")))
+        Err(IcebergError::bad_request(format!(
+            "Invalid boolean for {name}: '{value}'"
+        )))
     }
 }
 
 /// Routes a request under `/iceberg` by method, raw path and raw query.
-pub(crate) fn route(method: &Method, raw_path: &str, raw_query: Option<&str>) -> Result<Endpoint, IcebergError> {
-    let no_route = || IcebergError::bad_request(format!("No route for request: {method} {raw_path}"));
+pub(crate) fn route(
+    method: &Method,
+    raw_path: &str,
+    raw_query: Option<&str>,
+) -> Result<Endpoint, IcebergError> {
+    let no_route =
+        || IcebergError::bad_request(format!("No route for request: {method} {raw_path}"));
     let rest = raw_path.strip_prefix("/iceberg/v1/").ok_or_else(no_route)?;
     let segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
     let query = query_pairs(raw_query)?;
-    let param = |name: &str| query.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    let page = || PageParams { token: param("pageToken"), size: param("pageSize") };
+    let param = |name: &str| {
+        query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    let page = || PageParams {
+        token: param("pageToken"),
+        size: param("pageSize"),
+    };
 
     match segments.as_slice() {
-        ["config"] if method == Method::GET => return Ok(Endpoint::Config { warehouse: param("warehouse") }),
+        ["config"] if method == Method::GET => {
+            return Ok(Endpoint::Config {
+                warehouse: param("warehouse"),
+            });
+        }
         ["oauth", "tokens"] if method == Method::POST => return Ok(Endpoint::OAuthTokens),
-        ["config"] | ["oauth", "tokens"] => return Err(IcebergError::method_not_allowed(method, raw_path)),
+        ["config"] | ["oauth", "tokens"] => {
+            return Err(IcebergError::method_not_allowed(method, raw_path));
+        }
         _ => {}
     }
 
     // The prefix: one segment, or an ARN a proxy decoded into `…:bucket` + `<name>`.
     let (prefix, rest) = match segments.as_slice() {
-        [first, second, rest @ ..] if (first.starts_with("arn:") || first.starts_with("acs:")) && first.ends_with(":bucket") => {
+        [first, second, rest @ ..]
+            if (first.starts_with("arn:") || first.starts_with("acs:"))
+                && first.ends_with(":bucket") =>
+        {
             (format!("{}/{}", decode(first)?, decode(second)?), rest)
         }
         [first, rest @ ..] if !first.is_empty() => (decode(first)?, rest),
@@ -237,7 +348,10 @@ pub(crate) fn route(method: &Method, raw_path: &str, raw_query: Option<&str>) ->
     };
 
     let ident = |ns: &str, name: &str| -> Result<Ident, IcebergError> {
-        Ok(Ident { namespace: table_namespace(ns)?, name: decode(name)? })
+        Ok(Ident {
+            namespace: table_namespace(ns)?,
+            name: decode(name)?,
+        })
     };
     let m = method.clone();
     let endpoint = match (rest, m) {
@@ -246,53 +360,112 @@ pub(crate) fn route(method: &Method, raw_path: &str, raw_query: Option<&str>) ->
             if let Some(parent) = &parent {
                 single_level(parent.split('\u{1f}').map(str::to_string).collect())?;
             }
-            Endpoint::ListNamespaces { prefix, parent, page: page() }
+            Endpoint::ListNamespaces {
+                prefix,
+                parent,
+                page: page(),
+            }
         }
         (["namespaces"], Method::POST) => Endpoint::CreateNamespace { prefix },
-        (["namespaces", ns], Method::GET) => Endpoint::LoadNamespace { prefix, namespace: namespace(ns)? },
-        (["namespaces", ns], Method::HEAD) => Endpoint::NamespaceExists { prefix, namespace: namespace(ns)? },
-        (["namespaces", ns], Method::DELETE) => Endpoint::DropNamespace { prefix, namespace: namespace(ns)? },
-        (["namespaces", ns, "properties"], Method::POST) => {
-            Endpoint::UpdateNamespaceProperties { prefix, namespace: namespace(ns)? }
-        }
-        (["namespaces", ns, "tables"], Method::GET) => {
-            Endpoint::ListTables { prefix, namespace: namespace(ns)?, page: page() }
-        }
-        (["namespaces", ns, "tables"], Method::POST) => Endpoint::CreateTable { prefix, namespace: namespace(ns)? },
-        (["namespaces", ns, "register"], Method::POST) => Endpoint::RegisterTable { prefix, namespace: namespace(ns)? },
-        (["namespaces", ns, "tables", t], Method::GET) => {
-            Endpoint::LoadTable { prefix, table: ident(ns, t)?, snapshots: param("snapshots") }
-        }
-        (["namespaces", ns, "tables", t], Method::HEAD) => Endpoint::TableExists { prefix, table: ident(ns, t)? },
-        (["namespaces", ns, "tables", t], Method::POST) => Endpoint::CommitTable { prefix, table: ident(ns, t)? },
+        (["namespaces", ns], Method::GET) => Endpoint::LoadNamespace {
+            prefix,
+            namespace: namespace(ns)?,
+        },
+        (["namespaces", ns], Method::HEAD) => Endpoint::NamespaceExists {
+            prefix,
+            namespace: namespace(ns)?,
+        },
+        (["namespaces", ns], Method::DELETE) => Endpoint::DropNamespace {
+            prefix,
+            namespace: namespace(ns)?,
+        },
+        (["namespaces", ns, "properties"], Method::POST) => Endpoint::UpdateNamespaceProperties {
+            prefix,
+            namespace: namespace(ns)?,
+        },
+        (["namespaces", ns, "tables"], Method::GET) => Endpoint::ListTables {
+            prefix,
+            namespace: namespace(ns)?,
+            page: page(),
+        },
+        (["namespaces", ns, "tables"], Method::POST) => Endpoint::CreateTable {
+            prefix,
+            namespace: namespace(ns)?,
+        },
+        (["namespaces", ns, "register"], Method::POST) => Endpoint::RegisterTable {
+            prefix,
+            namespace: namespace(ns)?,
+        },
+        (["namespaces", ns, "tables", t], Method::GET) => Endpoint::LoadTable {
+            prefix,
+            table: ident(ns, t)?,
+            snapshots: param("snapshots"),
+        },
+        (["namespaces", ns, "tables", t], Method::HEAD) => Endpoint::TableExists {
+            prefix,
+            table: ident(ns, t)?,
+        },
+        (["namespaces", ns, "tables", t], Method::POST) => Endpoint::CommitTable {
+            prefix,
+            table: ident(ns, t)?,
+        },
         (["namespaces", ns, "tables", t], Method::DELETE) => {
             let purge = match param("purgeRequested") {
                 Some(value) => boolean("purgeRequested", &value)?,
                 None => false,
             };
-            Endpoint::DropTable { prefix, table: ident(ns, t)?, purge }
+            Endpoint::DropTable {
+                prefix,
+                table: ident(ns, t)?,
+                purge,
+            }
         }
-        (["namespaces", ns, "tables", t, "metrics"], Method::POST) => {
-            Endpoint::ReportMetrics { prefix, table: ident(ns, t)? }
-        }
+        (["namespaces", ns, "tables", t, "metrics"], Method::POST) => Endpoint::ReportMetrics {
+            prefix,
+            table: ident(ns, t)?,
+        },
         (["namespaces", ns, "tables", t, "credentials"], Method::GET) => {
-            Endpoint::LoadCredentials { prefix, table: ident(ns, t)? }
+            Endpoint::LoadCredentials {
+                prefix,
+                table: ident(ns, t)?,
+            }
         }
         (["tables", "rename"], Method::POST) => Endpoint::RenameTable { prefix },
         (["transactions", "commit"], Method::POST) => Endpoint::CommitTransaction { prefix },
-        (["namespaces", ns, "views"], Method::GET) => {
-            Endpoint::ListViews { prefix, namespace: namespace(ns)?, page: page() }
-        }
-        (["namespaces", ns, "views"], Method::POST) => Endpoint::CreateView { prefix, namespace: namespace(ns)? },
-        (["namespaces", ns, "views", v], Method::GET) => Endpoint::LoadView { prefix, view: ident(ns, v)? },
-        (["namespaces", ns, "views", v], Method::HEAD) => Endpoint::ViewExists { prefix, view: ident(ns, v)? },
-        (["namespaces", ns, "views", v], Method::POST) => Endpoint::ReplaceView { prefix, view: ident(ns, v)? },
-        (["namespaces", ns, "views", v], Method::DELETE) => Endpoint::DropView { prefix, view: ident(ns, v)? },
+        (["namespaces", ns, "views"], Method::GET) => Endpoint::ListViews {
+            prefix,
+            namespace: namespace(ns)?,
+            page: page(),
+        },
+        (["namespaces", ns, "views"], Method::POST) => Endpoint::CreateView {
+            prefix,
+            namespace: namespace(ns)?,
+        },
+        (["namespaces", ns, "views", v], Method::GET) => Endpoint::LoadView {
+            prefix,
+            view: ident(ns, v)?,
+        },
+        (["namespaces", ns, "views", v], Method::HEAD) => Endpoint::ViewExists {
+            prefix,
+            view: ident(ns, v)?,
+        },
+        (["namespaces", ns, "views", v], Method::POST) => Endpoint::ReplaceView {
+            prefix,
+            view: ident(ns, v)?,
+        },
+        (["namespaces", ns, "views", v], Method::DELETE) => Endpoint::DropView {
+            prefix,
+            view: ident(ns, v)?,
+        },
         (["views", "rename"], Method::POST) => Endpoint::RenameView { prefix },
         (
             ["namespaces"]
             | ["namespaces", _]
-            | ["namespaces", _, "properties" | "tables" | "register" | "views"]
+            | [
+                "namespaces",
+                _,
+                "properties" | "tables" | "register" | "views",
+            ]
             | ["namespaces", _, "tables" | "views", _]
             | ["namespaces", _, "tables", _, "metrics" | "credentials"]
             | ["tables" | "views", "rename"]
@@ -309,7 +482,10 @@ mod tests {
     use super::*;
 
     fn ident(ns: &str, name: &str) -> Ident {
-        Ident { namespace: ns.into(), name: name.into() }
+        Ident {
+            namespace: ns.into(),
+            name: name.into(),
+        }
     }
 
     /// Method + raw path + query → operation, for what each client really sends (`reference/iceberg-rest.md` §1).
@@ -318,57 +494,285 @@ mod tests {
         let p = || "111122223333.analytics".to_string();
         let arn = || "arn:aws:s3tables:us-east-1:111122223333:bucket/analytics".to_string();
         let cases: Vec<(Method, &str, Endpoint)> = vec![
-            (Method::GET, "/iceberg/v1/config?warehouse=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fanalytics",
-             Endpoint::Config { warehouse: Some(arn()) }),
-            (Method::GET, "/iceberg/v1/config", Endpoint::Config { warehouse: None }),
-            (Method::POST, "/iceberg/v1/oauth/tokens", Endpoint::OAuthTokens),
+            (
+                Method::GET,
+                "/iceberg/v1/config?warehouse=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fanalytics",
+                Endpoint::Config {
+                    warehouse: Some(arn()),
+                },
+            ),
+            (
+                Method::GET,
+                "/iceberg/v1/config",
+                Endpoint::Config { warehouse: None },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/oauth/tokens",
+                Endpoint::OAuthTokens,
+            ),
             // Java sends an empty pageToken on every first list call (trap 4).
-            (Method::GET, "/iceberg/v1/111122223333.analytics/namespaces?pageToken=",
-             Endpoint::ListNamespaces { prefix: p(), parent: None, page: PageParams { token: Some(String::new()), size: None } }),
-            (Method::GET, "/iceberg/v1/111122223333.analytics/namespaces?parent=sales&pageToken=abc&pageSize=10",
-             Endpoint::ListNamespaces { prefix: p(), parent: Some("sales".into()), page: PageParams { token: Some("abc".into()), size: Some("10".into()) } }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/namespaces", Endpoint::CreateNamespace { prefix: p() }),
-            (Method::GET, "/iceberg/v1/111122223333.analytics/namespaces/sales", Endpoint::LoadNamespace { prefix: p(), namespace: "sales".into() }),
-            (Method::HEAD, "/iceberg/v1/111122223333.analytics/namespaces/sales", Endpoint::NamespaceExists { prefix: p(), namespace: "sales".into() }),
-            (Method::DELETE, "/iceberg/v1/111122223333.analytics/namespaces/sales", Endpoint::DropNamespace { prefix: p(), namespace: "sales".into() }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/namespaces/sales/properties", Endpoint::UpdateNamespaceProperties { prefix: p(), namespace: "sales".into() }),
-            (Method::GET, "/iceberg/v1/111122223333.analytics/namespaces/sales/tables", Endpoint::ListTables { prefix: p(), namespace: "sales".into(), page: PageParams::default() }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/namespaces/sales/tables", Endpoint::CreateTable { prefix: p(), namespace: "sales".into() }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/namespaces/sales/register", Endpoint::RegisterTable { prefix: p(), namespace: "sales".into() }),
-            (Method::GET, "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders?snapshots=all",
-             Endpoint::LoadTable { prefix: p(), table: ident("sales", "orders"), snapshots: Some("all".into()) }),
-            (Method::HEAD, "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders", Endpoint::TableExists { prefix: p(), table: ident("sales", "orders") }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders", Endpoint::CommitTable { prefix: p(), table: ident("sales", "orders") }),
+            (
+                Method::GET,
+                "/iceberg/v1/111122223333.analytics/namespaces?pageToken=",
+                Endpoint::ListNamespaces {
+                    prefix: p(),
+                    parent: None,
+                    page: PageParams {
+                        token: Some(String::new()),
+                        size: None,
+                    },
+                },
+            ),
+            (
+                Method::GET,
+                "/iceberg/v1/111122223333.analytics/namespaces?parent=sales&pageToken=abc&pageSize=10",
+                Endpoint::ListNamespaces {
+                    prefix: p(),
+                    parent: Some("sales".into()),
+                    page: PageParams {
+                        token: Some("abc".into()),
+                        size: Some("10".into()),
+                    },
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces",
+                Endpoint::CreateNamespace { prefix: p() },
+            ),
+            (
+                Method::GET,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales",
+                Endpoint::LoadNamespace {
+                    prefix: p(),
+                    namespace: "sales".into(),
+                },
+            ),
+            (
+                Method::HEAD,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales",
+                Endpoint::NamespaceExists {
+                    prefix: p(),
+                    namespace: "sales".into(),
+                },
+            ),
+            (
+                Method::DELETE,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales",
+                Endpoint::DropNamespace {
+                    prefix: p(),
+                    namespace: "sales".into(),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/properties",
+                Endpoint::UpdateNamespaceProperties {
+                    prefix: p(),
+                    namespace: "sales".into(),
+                },
+            ),
+            (
+                Method::GET,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables",
+                Endpoint::ListTables {
+                    prefix: p(),
+                    namespace: "sales".into(),
+                    page: PageParams::default(),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables",
+                Endpoint::CreateTable {
+                    prefix: p(),
+                    namespace: "sales".into(),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/register",
+                Endpoint::RegisterTable {
+                    prefix: p(),
+                    namespace: "sales".into(),
+                },
+            ),
+            (
+                Method::GET,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders?snapshots=all",
+                Endpoint::LoadTable {
+                    prefix: p(),
+                    table: ident("sales", "orders"),
+                    snapshots: Some("all".into()),
+                },
+            ),
+            (
+                Method::HEAD,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders",
+                Endpoint::TableExists {
+                    prefix: p(),
+                    table: ident("sales", "orders"),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders",
+                Endpoint::CommitTable {
+                    prefix: p(),
+                    table: ident("sales", "orders"),
+                },
+            ),
             // PyIceberg 0.10 spells booleans the Python way (trap 12).
-            (Method::DELETE, "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders?purgeRequested=False",
-             Endpoint::DropTable { prefix: p(), table: ident("sales", "orders"), purge: false }),
-            (Method::DELETE, "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders?purgeRequested=TRUE",
-             Endpoint::DropTable { prefix: p(), table: ident("sales", "orders"), purge: true }),
-            (Method::DELETE, "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders",
-             Endpoint::DropTable { prefix: p(), table: ident("sales", "orders"), purge: false }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders/metrics", Endpoint::ReportMetrics { prefix: p(), table: ident("sales", "orders") }),
-            (Method::GET, "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders/credentials", Endpoint::LoadCredentials { prefix: p(), table: ident("sales", "orders") }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/tables/rename", Endpoint::RenameTable { prefix: p() }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/transactions/commit", Endpoint::CommitTransaction { prefix: p() }),
-            (Method::GET, "/iceberg/v1/111122223333.analytics/namespaces/sales/views", Endpoint::ListViews { prefix: p(), namespace: "sales".into(), page: PageParams::default() }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/namespaces/sales/views", Endpoint::CreateView { prefix: p(), namespace: "sales".into() }),
-            (Method::GET, "/iceberg/v1/111122223333.analytics/namespaces/sales/views/v1", Endpoint::LoadView { prefix: p(), view: ident("sales", "v1") }),
-            (Method::HEAD, "/iceberg/v1/111122223333.analytics/namespaces/sales/views/v1", Endpoint::ViewExists { prefix: p(), view: ident("sales", "v1") }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/namespaces/sales/views/v1", Endpoint::ReplaceView { prefix: p(), view: ident("sales", "v1") }),
-            (Method::DELETE, "/iceberg/v1/111122223333.analytics/namespaces/sales/views/v1", Endpoint::DropView { prefix: p(), view: ident("sales", "v1") }),
-            (Method::POST, "/iceberg/v1/111122223333.analytics/views/rename", Endpoint::RenameView { prefix: p() }),
+            (
+                Method::DELETE,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders?purgeRequested=False",
+                Endpoint::DropTable {
+                    prefix: p(),
+                    table: ident("sales", "orders"),
+                    purge: false,
+                },
+            ),
+            (
+                Method::DELETE,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders?purgeRequested=TRUE",
+                Endpoint::DropTable {
+                    prefix: p(),
+                    table: ident("sales", "orders"),
+                    purge: true,
+                },
+            ),
+            (
+                Method::DELETE,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders",
+                Endpoint::DropTable {
+                    prefix: p(),
+                    table: ident("sales", "orders"),
+                    purge: false,
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders/metrics",
+                Endpoint::ReportMetrics {
+                    prefix: p(),
+                    table: ident("sales", "orders"),
+                },
+            ),
+            (
+                Method::GET,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders/credentials",
+                Endpoint::LoadCredentials {
+                    prefix: p(),
+                    table: ident("sales", "orders"),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/tables/rename",
+                Endpoint::RenameTable { prefix: p() },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/transactions/commit",
+                Endpoint::CommitTransaction { prefix: p() },
+            ),
+            (
+                Method::GET,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/views",
+                Endpoint::ListViews {
+                    prefix: p(),
+                    namespace: "sales".into(),
+                    page: PageParams::default(),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/views",
+                Endpoint::CreateView {
+                    prefix: p(),
+                    namespace: "sales".into(),
+                },
+            ),
+            (
+                Method::GET,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/views/v1",
+                Endpoint::LoadView {
+                    prefix: p(),
+                    view: ident("sales", "v1"),
+                },
+            ),
+            (
+                Method::HEAD,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/views/v1",
+                Endpoint::ViewExists {
+                    prefix: p(),
+                    view: ident("sales", "v1"),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/views/v1",
+                Endpoint::ReplaceView {
+                    prefix: p(),
+                    view: ident("sales", "v1"),
+                },
+            ),
+            (
+                Method::DELETE,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/views/v1",
+                Endpoint::DropView {
+                    prefix: p(),
+                    view: ident("sales", "v1"),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/views/rename",
+                Endpoint::RenameView { prefix: p() },
+            ),
             // The URL-encoded ARN as prefix (S3 Tables style, trap 7), and the same ARN decoded by a proxy.
-            (Method::GET, "/iceberg/v1/arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fanalytics/namespaces/sales",
-             Endpoint::LoadNamespace { prefix: arn(), namespace: "sales".into() }),
-            (Method::GET, "/iceberg/v1/arn:aws:s3tables:us-east-1:111122223333:bucket/analytics/namespaces/sales",
-             Endpoint::LoadNamespace { prefix: arn(), namespace: "sales".into() }),
+            (
+                Method::GET,
+                "/iceberg/v1/arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fanalytics/namespaces/sales",
+                Endpoint::LoadNamespace {
+                    prefix: arn(),
+                    namespace: "sales".into(),
+                },
+            ),
+            (
+                Method::GET,
+                "/iceberg/v1/arn:aws:s3tables:us-east-1:111122223333:bucket/analytics/namespaces/sales",
+                Endpoint::LoadNamespace {
+                    prefix: arn(),
+                    namespace: "sales".into(),
+                },
+            ),
             // Java's metadata-table probe: a two-level namespace in a table path is a table that does not exist.
-            (Method::GET, "/iceberg/v1/p/namespaces/db%1Ftbl/tables/snapshots", Endpoint::LoadTable { prefix: "p".into(), table: ident("db.tbl", "snapshots"), snapshots: None }),
+            (
+                Method::GET,
+                "/iceberg/v1/p/namespaces/db%1Ftbl/tables/snapshots",
+                Endpoint::LoadTable {
+                    prefix: "p".into(),
+                    table: ident("db.tbl", "snapshots"),
+                    snapshots: None,
+                },
+            ),
             // Percent-encoded names decode after routing; `+` stays literal in paths (trap 5).
-            (Method::GET, "/iceberg/v1/p/namespaces/a%2Fb/tables/c+d", Endpoint::LoadTable { prefix: "p".into(), table: ident("a/b", "c+d"), snapshots: None }),
+            (
+                Method::GET,
+                "/iceberg/v1/p/namespaces/a%2Fb/tables/c+d",
+                Endpoint::LoadTable {
+                    prefix: "p".into(),
+                    table: ident("a/b", "c+d"),
+                    snapshots: None,
+                },
+            ),
         ];
         for (method, uri, want) in cases {
-            let (path, query) = uri.split_once('?').map_or((uri, None), |(p, q)| (p, Some(q)));
+            let (path, query) = uri
+                .split_once('?')
+                .map_or((uri, None), |(p, q)| (p, Some(q)));
             assert_eq!(route(&method, path, query).unwrap(), want, "{method} {uri}");
         }
     }
@@ -379,14 +783,20 @@ mod tests {
             // Multi-level namespaces (trap 6) in the path and in `parent`.
             (Method::GET, "/iceberg/v1/p/namespaces/a%1Fb", 400),
             (Method::GET, "/iceberg/v1/p/namespaces?parent=a%1Fb", 400),
-            (Method::DELETE, "/iceberg/v1/p/namespaces/ns/tables/t?purgeRequested=maybe", 400),
+            (
+                Method::DELETE,
+                "/iceberg/v1/p/namespaces/ns/tables/t?purgeRequested=maybe",
+                400,
+            ),
             (Method::GET, "/iceberg/v1/p/unknown", 400),
             (Method::GET, "/iceberg/v2/config", 400),
             (Method::PUT, "/iceberg/v1/p/namespaces/ns", 405),
             (Method::GET, "/iceberg/v1/p/transactions/commit", 405),
             (Method::POST, "/iceberg/v1/config", 405),
         ] {
-            let (path, query) = uri.split_once('?').map_or((uri, None), |(p, q)| (p, Some(q)));
+            let (path, query) = uri
+                .split_once('?')
+                .map_or((uri, None), |(p, q)| (p, Some(q)));
             let err = route(&method, path, query).unwrap_err();
             assert_eq!(err.status().as_u16(), status, "{method} {uri}");
         }

@@ -12,8 +12,8 @@ use super::error::IcebergError;
 use super::namespaces::collect;
 use super::router::{Ident, PageParams, single_level};
 use super::wire::{
-    CreateTableRequest, ListTablesResponse, LoadCredentialsResponse, RegisterTableRequest, RenameRequest,
-    TableIdentifier, parse_body,
+    CreateTableRequest, ListTablesResponse, LoadCredentialsResponse, RegisterTableRequest,
+    RenameRequest, TableIdentifier, parse_body,
 };
 
 /// Which snapshots a load returns.
@@ -29,7 +29,9 @@ impl Snapshots {
             None => Ok(Self::All),
             Some(s) if s.eq_ignore_ascii_case("all") => Ok(Self::All),
             Some(s) if s.eq_ignore_ascii_case("refs") => Ok(Self::Refs),
-            Some(other) => Err(IcebergError::bad_request(format!("Invalid snapshots mode '{other}': expected all or refs"))),
+            Some(other) => Err(IcebergError::bad_request(format!(
+                "Invalid snapshots mode '{other}': expected all or refs"
+            ))),
         }
     }
 }
@@ -45,8 +47,12 @@ pub(super) fn load_result(
     metadata_location: Option<&str>,
     metadata_json: &[u8],
 ) -> Result<Vec<u8>, IcebergError> {
-    let config = ctx.app.iceberg.storage_config(&ctx.catalog().config().region);
-    let location = serde_json::to_string(&metadata_location).map_err(|e| internal(e.to_string()))?;
+    let config = ctx
+        .app
+        .iceberg
+        .storage_config(&ctx.catalog().config().region);
+    let location =
+        serde_json::to_string(&metadata_location).map_err(|e| internal(e.to_string()))?;
     let config = serde_json::to_string(&config).map_err(|e| internal(e.to_string()))?;
     let mut body = Vec::with_capacity(metadata_json.len() + location.len() + config.len() + 48);
     body.extend_from_slice(b"{\"metadata-location\":");
@@ -65,10 +71,23 @@ fn internal(detail: String) -> IcebergError {
 
 /// The metadata with only the snapshots that a branch or tag references (`snapshots=refs`).
 fn refs_only(table: &IcebergTable) -> Result<Vec<u8>, IcebergError> {
-    let keep: HashSet<i64> = table.metadata.refs.values().map(|r| r.snapshot_id).collect();
-    let mut doc: serde_json::Value = serde_json::from_slice(&table.metadata.json).map_err(|e| internal(e.to_string()))?;
-    if let Some(snapshots) = doc.get_mut("snapshots").and_then(serde_json::Value::as_array_mut) {
-        snapshots.retain(|s| s.get("snapshot-id").and_then(serde_json::Value::as_i64).is_some_and(|id| keep.contains(&id)));
+    let keep: HashSet<i64> = table
+        .metadata
+        .refs
+        .values()
+        .map(|r| r.snapshot_id)
+        .collect();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&table.metadata.json).map_err(|e| internal(e.to_string()))?;
+    if let Some(snapshots) = doc
+        .get_mut("snapshots")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        snapshots.retain(|s| {
+            s.get("snapshot-id")
+                .and_then(serde_json::Value::as_i64)
+                .is_some_and(|id| keep.contains(&id))
+        });
     }
     serde_json::to_vec(&doc).map_err(|e| internal(e.to_string()))
 }
@@ -85,7 +104,10 @@ fn hex_prefix(bytes: &[u8]) -> String {
 
 /// Whether an `If-None-Match` header value matches `etag` (`*`, a list, weak validators compared weakly).
 fn matches(if_none_match: &str, etag: &str) -> bool {
-    if_none_match.split(',').map(str::trim).any(|candidate| candidate == "*" || candidate.trim_start_matches("W/") == etag)
+    if_none_match
+        .split(',')
+        .map(str::trim)
+        .any(|candidate| candidate == "*" || candidate.trim_start_matches("W/") == etag)
 }
 
 /// Tables and views share one name space: a table may not take a view's name (Java's message).
@@ -96,7 +118,9 @@ pub(super) async fn no_view(
     ident: &Ident,
 ) -> Result<(), IcebergError> {
     if ctx.catalog().view_exists(namespace, name).await? {
-        return Err(IcebergError::already_exists(format!("View with same name already exists: {ident}")));
+        return Err(IcebergError::already_exists(format!(
+            "View with same name already exists: {ident}"
+        )));
     }
     Ok(())
 }
@@ -111,13 +135,21 @@ pub(super) async fn list(
     let resolved = ctx.namespace(prefix, namespace).await?;
     let (tables, next) = collect(page, |request| {
         let resolved = &resolved;
-        async move { Ok(ctx.catalog().list_tables(&resolved.bucket.arn, Some(&resolved.name), &request).await?) }
+        async move {
+            Ok(ctx
+                .catalog()
+                .list_tables(&resolved.bucket.arn, Some(&resolved.name), &request)
+                .await?)
+        }
     })
     .await?;
     Reply::json(&ListTablesResponse {
         identifiers: tables
             .into_iter()
-            .map(|t| TableIdentifier { namespace: vec![t.namespace.to_string()], name: t.name.to_string() })
+            .map(|t| TableIdentifier {
+                namespace: vec![t.namespace.to_string()],
+                name: t.name.to_string(),
+            })
             .collect(),
         next_page_token: next,
     })
@@ -132,7 +164,10 @@ pub(super) async fn create(
     body: &[u8],
 ) -> Result<Reply, IcebergError> {
     let req: CreateTableRequest = parse_body(body)?;
-    let ident = Ident { namespace: namespace.to_string(), name: req.name.clone() };
+    let ident = Ident {
+        namespace: namespace.to_string(),
+        name: req.name.clone(),
+    };
     let name = TableName::parse(&req.name)?;
     let definition = TableDefinition::from_iceberg_json(
         req.schema,
@@ -144,10 +179,16 @@ pub(super) async fn create(
     no_view(ctx, &resolved, &name, &ident).await?;
     if req.stage_create.unwrap_or(false) {
         if ctx.catalog().table_in(&resolved, &name).await.is_ok() {
-            return Err(IcebergError::already_exists(format!("Table already exists: {ident}")));
+            return Err(IcebergError::already_exists(format!(
+                "Table already exists: {ident}"
+            )));
         }
-        let staged = ctx.catalog().stage_iceberg_table(&resolved, definition).await?;
-        let json = tablebay_catalog::metadata_json(&staged.metadata).map_err(|e| internal(e.to_string()))?;
+        let staged = ctx
+            .catalog()
+            .stage_iceberg_table(&resolved, definition)
+            .await?;
+        let json = tablebay_catalog::metadata_json(&staged.metadata)
+            .map_err(|e| internal(e.to_string()))?;
         return Ok(Reply::raw_json(load_result(ctx, None, &json)?));
     }
     let table = ctx
@@ -155,7 +196,11 @@ pub(super) async fn create(
         .create_iceberg_table(&resolved, name, definition, &ctx.account)
         .await
         .map_err(|e| IcebergError::for_table(e, &ident))?;
-    Ok(Reply::raw_json(load_result(ctx, Some(&table.metadata_location), &table.metadata.json)?))
+    Ok(Reply::raw_json(load_result(
+        ctx,
+        Some(&table.metadata_location),
+        &table.metadata.json,
+    )?))
 }
 
 /// `GET /v1/{prefix}/namespaces/{namespace}/tables/{table}`.
@@ -187,17 +232,33 @@ pub(super) async fn load(
 }
 
 /// `HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}`: 204 or 404 (trap 11).
-pub(super) async fn exists(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident) -> Result<Reply, IcebergError> {
+pub(super) async fn exists(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+) -> Result<Reply, IcebergError> {
     let (bucket, namespace, name) = ctx.table_path(prefix, ident)?;
-    ctx.catalog().table_by_path(&bucket, &namespace, &name).await.map_err(|e| IcebergError::for_table(e, ident))?;
+    ctx.catalog()
+        .table_by_path(&bucket, &namespace, &name)
+        .await
+        .map_err(|e| IcebergError::for_table(e, ident))?;
     Ok(Reply::no_content())
 }
 
 /// `DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}?purgeRequested=`. Without purge the files stay
 /// (Spark deletes them itself after a `DROP TABLE … PURGE`: trap 12); with it they go in the background.
-pub(super) async fn drop(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident, purge: bool) -> Result<Reply, IcebergError> {
+pub(super) async fn drop(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+    purge: bool,
+) -> Result<Reply, IcebergError> {
     let namespace = ctx.table_namespace(prefix, ident).await?;
-    let mode = if purge { DropMode::Purge } else { DropMode::KeepFiles };
+    let mode = if purge {
+        DropMode::Purge
+    } else {
+        DropMode::KeepFiles
+    };
     ctx.catalog()
         .drop_iceberg_table(&namespace, &table_name(ident)?, mode)
         .await
@@ -214,10 +275,15 @@ pub(super) async fn register(
     body: &[u8],
 ) -> Result<Reply, IcebergError> {
     let req: RegisterTableRequest = parse_body(body)?;
-    let ident = Ident { namespace: namespace.to_string(), name: req.name.clone() };
+    let ident = Ident {
+        namespace: namespace.to_string(),
+        name: req.name.clone(),
+    };
     let name = TableName::parse(&req.name)?;
     if req.overwrite.unwrap_or(false) {
-        return Err(IcebergError::bad_request("Registering with overwrite is not supported"));
+        return Err(IcebergError::bad_request(
+            "Registering with overwrite is not supported",
+        ));
     }
     let resolved = ctx.namespace(prefix, namespace).await?;
     no_view(ctx, &resolved, &name, &ident).await?;
@@ -226,17 +292,33 @@ pub(super) async fn register(
         .register_iceberg_table(&resolved, &name, &req.metadata_location, &ctx.account)
         .await
         .map_err(|e| match e {
-            tablebay_catalog::CatalogError::AlreadyExists(message) => IcebergError::already_exists(message),
+            tablebay_catalog::CatalogError::AlreadyExists(message) => {
+                IcebergError::already_exists(message)
+            }
             other => IcebergError::for_table(other, &ident),
         })?;
-    Ok(Reply::raw_json(load_result(ctx, Some(&table.metadata_location), &table.metadata.json)?))
+    Ok(Reply::raw_json(load_result(
+        ctx,
+        Some(&table.metadata_location),
+        &table.metadata.json,
+    )?))
 }
 
 /// `POST /v1/{prefix}/tables/rename`: within the bucket, across namespaces; the table keeps its id and ARN.
-pub(super) async fn rename(ctx: &IcebergContext<'_>, prefix: &str, body: &[u8]) -> Result<Reply, IcebergError> {
+pub(super) async fn rename(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    body: &[u8],
+) -> Result<Reply, IcebergError> {
     let req: RenameRequest = parse_body(body)?;
-    let source = Ident { namespace: single_level(req.source.namespace)?, name: req.source.name };
-    let destination = Ident { namespace: single_level(req.destination.namespace)?, name: req.destination.name };
+    let source = Ident {
+        namespace: single_level(req.source.namespace)?,
+        name: req.source.name,
+    };
+    let destination = Ident {
+        namespace: single_level(req.destination.namespace)?,
+        name: req.destination.name,
+    };
     let source_namespace = ctx.table_namespace(prefix, &source).await?;
     let table = ctx
         .catalog()
@@ -246,10 +328,18 @@ pub(super) async fn rename(ctx: &IcebergContext<'_>, prefix: &str, body: &[u8]) 
     let target = ctx.namespace(prefix, &destination.namespace).await?;
     let new_name = TableName::parse(&destination.name)?;
     if ctx.catalog().view_exists(&target, &new_name).await? {
-        return Err(IcebergError::already_exists(format!("Cannot rename {source} to {destination}. View already exists")));
+        return Err(IcebergError::already_exists(format!(
+            "Cannot rename {source} to {destination}. View already exists"
+        )));
     }
     ctx.catalog()
-        .rename_table(&TableRef::Arn(table.arn.clone()), Some(&target.name), Some(&new_name), None, &ctx.account)
+        .rename_table(
+            &TableRef::Arn(table.arn.clone()),
+            Some(&target.name),
+            Some(&new_name),
+            None,
+            &ctx.account,
+        )
         .await
         .map_err(|e| match e {
             tablebay_catalog::CatalogError::NotFound(_) => IcebergError::no_such_table(&source),
@@ -266,17 +356,31 @@ pub(super) async fn report_metrics(
     body: &[u8],
 ) -> Result<Reply, IcebergError> {
     let report: serde_json::Value = parse_body(body)?;
-    match report.get("report-type").and_then(serde_json::Value::as_str) {
+    match report
+        .get("report-type")
+        .and_then(serde_json::Value::as_str)
+    {
         Some("scan-report" | "commit-report") => Ok(Reply::no_content()),
-        _ => Err(IcebergError::bad_request("Invalid metrics report: report-type must be scan-report or commit-report")),
+        _ => Err(IcebergError::bad_request(
+            "Invalid metrics report: report-type must be scan-report or commit-report",
+        )),
     }
 }
 
 /// `GET …/tables/{table}/credentials`: no credentials are vended yet; clients use their own.
-pub(super) async fn credentials(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident) -> Result<Reply, IcebergError> {
+pub(super) async fn credentials(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+) -> Result<Reply, IcebergError> {
     let namespace = ctx.table_namespace(prefix, ident).await?;
-    ctx.catalog().table_in(&namespace, &table_name(ident)?).await.map_err(|e| IcebergError::for_table(e, ident))?;
-    Reply::json(&LoadCredentialsResponse { storage_credentials: Vec::new() })
+    ctx.catalog()
+        .table_in(&namespace, &table_name(ident)?)
+        .await
+        .map_err(|e| IcebergError::for_table(e, ident))?;
+    Reply::json(&LoadCredentialsResponse {
+        storage_credentials: Vec::new(),
+    })
 }
 
 #[cfg(test)]
@@ -286,8 +390,14 @@ mod tests {
     #[test]
     fn etags_and_conditions() {
         let a = etag("s3://x/metadata/00001-a.metadata.json", Snapshots::All);
-        assert_ne!(a, etag("s3://x/metadata/00001-a.metadata.json", Snapshots::Refs));
-        assert_ne!(a, etag("s3://x/metadata/00002-b.metadata.json", Snapshots::All));
+        assert_ne!(
+            a,
+            etag("s3://x/metadata/00001-a.metadata.json", Snapshots::Refs)
+        );
+        assert_ne!(
+            a,
+            etag("s3://x/metadata/00002-b.metadata.json", Snapshots::All)
+        );
         assert!(a.starts_with('"') && a.ends_with('"'));
         assert!(matches(&a, &a));
         assert!(matches(&format!("W/{a}"), &a));

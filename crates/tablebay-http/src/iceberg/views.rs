@@ -36,9 +36,17 @@ fn view_name(ident: &Ident) -> Result<TableName, IcebergError> {
 }
 
 /// The namespace of a view named in a path: a missing namespace is a missing view.
-async fn view_namespace(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident) -> Result<tablebay_catalog::Namespace, IcebergError> {
+async fn view_namespace(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+) -> Result<tablebay_catalog::Namespace, IcebergError> {
     ctx.namespace(prefix, &ident.namespace).await.map_err(|e| {
-        if e.status() == http::StatusCode::NOT_FOUND { IcebergError::no_such_view(ident) } else { e }
+        if e.status() == http::StatusCode::NOT_FOUND {
+            IcebergError::no_such_view(ident)
+        } else {
+            e
+        }
     })
 }
 
@@ -54,26 +62,45 @@ fn load_result(view: &IcebergView) -> Vec<u8> {
 }
 
 /// `GET /v1/{prefix}/namespaces/{namespace}/views` (every view on one page).
-pub(super) async fn list(ctx: &IcebergContext<'_>, prefix: &str, namespace: &str, _page: &PageParams) -> Result<Reply, IcebergError> {
+pub(super) async fn list(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    namespace: &str,
+    _page: &PageParams,
+) -> Result<Reply, IcebergError> {
     let resolved = ctx.namespace(prefix, namespace).await?;
     let names = ctx.catalog().list_views(&resolved).await?;
     Reply::json(&ListTablesResponse {
         identifiers: names
             .into_iter()
-            .map(|name| TableIdentifier { namespace: vec![resolved.name.to_string()], name: name.to_string() })
+            .map(|name| TableIdentifier {
+                namespace: vec![resolved.name.to_string()],
+                name: name.to_string(),
+            })
             .collect(),
         next_page_token: None,
     })
 }
 
 /// `POST /v1/{prefix}/namespaces/{namespace}/views`.
-pub(super) async fn create(ctx: &IcebergContext<'_>, prefix: &str, namespace: &str, body: &[u8]) -> Result<Reply, IcebergError> {
+pub(super) async fn create(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    namespace: &str,
+    body: &[u8],
+) -> Result<Reply, IcebergError> {
     let req: CreateViewRequest = parse_body(body)?;
-    let ident = Ident { namespace: namespace.to_string(), name: req.name.clone() };
+    let ident = Ident {
+        namespace: namespace.to_string(),
+        name: req.name.clone(),
+    };
     let name = TableName::parse(&req.name)?;
     let resolved = ctx.namespace(prefix, namespace).await?;
-    let definition =
-        ViewDefinition { schema: req.schema, version: req.view_version, properties: req.properties.unwrap_or_default() };
+    let definition = ViewDefinition {
+        schema: req.schema,
+        version: req.view_version,
+        properties: req.properties.unwrap_or_default(),
+    };
     let view = ctx
         .catalog()
         .create_view(&resolved, &name, definition, &ctx.account)
@@ -83,16 +110,32 @@ pub(super) async fn create(ctx: &IcebergContext<'_>, prefix: &str, namespace: &s
 }
 
 /// `GET /v1/{prefix}/namespaces/{namespace}/views/{view}`.
-pub(super) async fn load(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident) -> Result<Reply, IcebergError> {
+pub(super) async fn load(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+) -> Result<Reply, IcebergError> {
     let namespace = view_namespace(ctx, prefix, ident).await?;
-    let view = ctx.catalog().view(&namespace, &view_name(ident)?).await.map_err(|e| IcebergError::for_view(e, ident))?;
+    let view = ctx
+        .catalog()
+        .view(&namespace, &view_name(ident)?)
+        .await
+        .map_err(|e| IcebergError::for_view(e, ident))?;
     Ok(Reply::raw_json(load_result(&view)))
 }
 
 /// `HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}`: 204 or 404.
-pub(super) async fn exists(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident) -> Result<Reply, IcebergError> {
+pub(super) async fn exists(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+) -> Result<Reply, IcebergError> {
     let namespace = view_namespace(ctx, prefix, ident).await?;
-    if ctx.catalog().view_exists(&namespace, &view_name(ident)?).await? {
+    if ctx
+        .catalog()
+        .view_exists(&namespace, &view_name(ident)?)
+        .await?
+    {
         Ok(Reply::no_content())
     } else {
         Err(IcebergError::no_such_view(ident))
@@ -100,39 +143,75 @@ pub(super) async fn exists(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident
 }
 
 /// `POST /v1/{prefix}/namespaces/{namespace}/views/{view}`: replace (requirements `assert-view-uuid`).
-pub(super) async fn replace(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident, body: &[u8]) -> Result<Reply, IcebergError> {
+pub(super) async fn replace(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+    body: &[u8],
+) -> Result<Reply, IcebergError> {
     let req: CommitViewRequest = parse_body(body)?;
     let requirements = req
         .requirements
         .into_iter()
-        .map(|r| serde_json::from_value::<ViewRequirement>(r).map_err(|e| IcebergError::bad_request(format!("Invalid requirement: {e}"))))
+        .map(|r| {
+            serde_json::from_value::<ViewRequirement>(r)
+                .map_err(|e| IcebergError::bad_request(format!("Invalid requirement: {e}")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let updates = req
         .updates
         .into_iter()
-        .map(|u| serde_json::from_value::<ViewUpdate>(u).map_err(|e| IcebergError::bad_request(format!("Invalid update: {e}"))))
+        .map(|u| {
+            serde_json::from_value::<ViewUpdate>(u)
+                .map_err(|e| IcebergError::bad_request(format!("Invalid update: {e}")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let namespace = view_namespace(ctx, prefix, ident).await?;
     let view = ctx
         .catalog()
-        .replace_view(&namespace, &view_name(ident)?, ViewChange { requirements, updates }, &ctx.account)
+        .replace_view(
+            &namespace,
+            &view_name(ident)?,
+            ViewChange {
+                requirements,
+                updates,
+            },
+            &ctx.account,
+        )
         .await
         .map_err(|e| IcebergError::for_view(e, ident))?;
     Ok(Reply::raw_json(load_result(&view)))
 }
 
 /// `DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}`.
-pub(super) async fn drop(ctx: &IcebergContext<'_>, prefix: &str, ident: &Ident) -> Result<Reply, IcebergError> {
+pub(super) async fn drop(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    ident: &Ident,
+) -> Result<Reply, IcebergError> {
     let namespace = view_namespace(ctx, prefix, ident).await?;
-    ctx.catalog().drop_view(&namespace, &view_name(ident)?).await.map_err(|e| IcebergError::for_view(e, ident))?;
+    ctx.catalog()
+        .drop_view(&namespace, &view_name(ident)?)
+        .await
+        .map_err(|e| IcebergError::for_view(e, ident))?;
     Ok(Reply::no_content())
 }
 
 /// `POST /v1/{prefix}/views/rename`.
-pub(super) async fn rename(ctx: &IcebergContext<'_>, prefix: &str, body: &[u8]) -> Result<Reply, IcebergError> {
+pub(super) async fn rename(
+    ctx: &IcebergContext<'_>,
+    prefix: &str,
+    body: &[u8],
+) -> Result<Reply, IcebergError> {
     let req: RenameRequest = parse_body(body)?;
-    let source = Ident { namespace: single_level(req.source.namespace)?, name: req.source.name };
-    let destination = Ident { namespace: single_level(req.destination.namespace)?, name: req.destination.name };
+    let source = Ident {
+        namespace: single_level(req.source.namespace)?,
+        name: req.source.name,
+    };
+    let destination = Ident {
+        namespace: single_level(req.destination.namespace)?,
+        name: req.destination.name,
+    };
     let namespace = view_namespace(ctx, prefix, &source).await?;
     let name = view_name(&source)?;
     if !ctx.catalog().view_exists(&namespace, &name).await? {

@@ -25,7 +25,8 @@ fn body_text(body: &[u8]) -> Cow<'_, str> {
 
 /// Parses a JSON request body.
 pub(crate) fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, IcebergError> {
-    serde_json::from_str(&body_text(body)).map_err(|e| IcebergError::bad_request(format!("Invalid request body: {e}")))
+    serde_json::from_str(&body_text(body))
+        .map_err(|e| IcebergError::bad_request(format!("Invalid request body: {e}")))
 }
 
 /// `GET /v1/config`.
@@ -168,7 +169,8 @@ impl CommitTableRequestWire {
             .requirements
             .into_iter()
             .map(|r| {
-                serde_json::from_value(r).map_err(|e| IcebergError::bad_request(format!("Invalid requirement: {e}")))
+                serde_json::from_value(r)
+                    .map_err(|e| IcebergError::bad_request(format!("Invalid requirement: {e}")))
             })
             .collect::<Result<Vec<TableRequirement>, _>>()?;
         let updates = self
@@ -184,10 +186,15 @@ impl CommitTableRequestWire {
                         }
                     }
                 }
-                serde_json::from_value(u).map_err(|e| IcebergError::bad_request(format!("Invalid update: {e}")))
+                serde_json::from_value(u)
+                    .map_err(|e| IcebergError::bad_request(format!("Invalid update: {e}")))
             })
             .collect::<Result<Vec<TableUpdate>, _>>()?;
-        Ok(CommitTableRequest { identifier: self.identifier, requirements, updates })
+        Ok(CommitTableRequest {
+            identifier: self.identifier,
+            requirements,
+            updates,
+        })
     }
 }
 
@@ -250,9 +257,11 @@ mod tests {
         let req = req.into_request().unwrap();
         assert_eq!(req.requirements.len(), 1);
         assert_eq!(req.updates.len(), 2);
-        let bad: CommitTableRequestWire = parse_body(br#"{"requirements":[],"updates":[{"action":"explode"}]}"#).unwrap();
+        let bad: CommitTableRequestWire =
+            parse_body(br#"{"requirements":[],"updates":[{"action":"explode"}]}"#).unwrap();
         assert_eq!(bad.into_request().unwrap_err().status().as_u16(), 400);
-        let bad: CommitTableRequestWire = parse_body(br#"{"requirements":[{"type":"assert-nothing"}],"updates":[]}"#).unwrap();
+        let bad: CommitTableRequestWire =
+            parse_body(br#"{"requirements":[{"type":"assert-nothing"}],"updates":[]}"#).unwrap();
         assert_eq!(bad.into_request().unwrap_err().status().as_u16(), 400);
     }
 }

@@ -44,10 +44,23 @@ impl DataAction {
 pub(crate) fn action_of(operation: &str) -> Option<DataAction> {
     use DataAction::{GetTableData, PutTableData};
     Some(match operation {
-        "GetObject" | "HeadObject" | "ListObjects" | "ListObjectsV2" | "HeadBucket" | "GetBucketLocation"
-        | "ListParts" | "ListMultipartUploads" | "GetObjectAttributes" => GetTableData,
-        "PutObject" | "DeleteObject" | "DeleteObjects" | "CopyObject" | "CreateMultipartUpload" | "UploadPart"
-        | "CompleteMultipartUpload" | "AbortMultipartUpload" => PutTableData,
+        "GetObject"
+        | "HeadObject"
+        | "ListObjects"
+        | "ListObjectsV2"
+        | "HeadBucket"
+        | "GetBucketLocation"
+        | "ListParts"
+        | "ListMultipartUploads"
+        | "GetObjectAttributes" => GetTableData,
+        "PutObject"
+        | "DeleteObject"
+        | "DeleteObjects"
+        | "CopyObject"
+        | "CreateMultipartUpload"
+        | "UploadPart"
+        | "CompleteMultipartUpload"
+        | "AbortMultipartUpload" => PutTableData,
         _ => return None,
     })
 }
@@ -56,19 +69,42 @@ pub(crate) fn action_of(operation: &str) -> Option<DataAction> {
 /// only for the request); anything else is `other`.
 pub(crate) fn operation_label(operation: &str) -> &'static str {
     const SERVED: [&str; 20] = [
-        "GetObject", "HeadObject", "ListObjects", "ListObjectsV2", "HeadBucket", "GetBucketLocation", "ListParts",
-        "ListMultipartUploads", "GetObjectAttributes", "PutObject", "DeleteObject", "DeleteObjects", "CopyObject",
-        "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "AbortMultipartUpload", "ListBuckets",
-        "PostObject", "UploadPartCopy",
+        "GetObject",
+        "HeadObject",
+        "ListObjects",
+        "ListObjectsV2",
+        "HeadBucket",
+        "GetBucketLocation",
+        "ListParts",
+        "ListMultipartUploads",
+        "GetObjectAttributes",
+        "PutObject",
+        "DeleteObject",
+        "DeleteObjects",
+        "CopyObject",
+        "CreateMultipartUpload",
+        "UploadPart",
+        "CompleteMultipartUpload",
+        "AbortMultipartUpload",
+        "ListBuckets",
+        "PostObject",
+        "UploadPartCopy",
     ];
-    SERVED.into_iter().find(|name| *name == operation).unwrap_or("other")
+    SERVED
+        .into_iter()
+        .find(|name| *name == operation)
+        .unwrap_or("other")
 }
 
 /// THE authorization decision of the data plane: may `principal` perform `action` on `table`'s data?
 ///
 /// Until policies exist (the access-control issue), the rule is ownership: the instance root may do anything, an
 /// account root anything in its own account's buckets.
-pub(crate) fn authorize(principal: &Principal, action: DataAction, table: &TableStorage) -> Result<(), S3Error> {
+pub(crate) fn authorize(
+    principal: &Principal,
+    action: DataAction,
+    table: &TableStorage,
+) -> Result<(), S3Error> {
     let allowed = match principal.kind {
         PrincipalKind::InstanceRoot => true,
         PrincipalKind::AccountRoot => principal.account_id == table.owner().as_str(),
@@ -78,7 +114,11 @@ pub(crate) fn authorize(principal: &Principal, action: DataAction, table: &Table
     } else {
         Err(S3Error::with_message(
             S3ErrorCode::AccessDenied,
-            format!("{} is not authorized to perform {} on this table", principal.arn, action.as_str()),
+            format!(
+                "{} is not authorized to perform {} on this table",
+                principal.arn,
+                action.as_str()
+            ),
         ))
     }
 }
@@ -90,13 +130,22 @@ const MAX_PRESIGNED_EXPIRY_SECS: u64 = 604_800;
 /// signature for another region is AWS's `AuthorizationHeaderMalformed`), the service `s3` (s3s would answer a
 /// control-plane `s3tables` scope with 501), and a presigned URL may live at most 7 days. Requests without a
 /// SigV4 credential pass (s3s rejects them or treats them as anonymous).
-pub(crate) fn check_scope(headers: &http::HeaderMap, query: Option<&str>, region: &str) -> Result<(), S3Error> {
+pub(crate) fn check_scope(
+    headers: &http::HeaderMap,
+    query: Option<&str>,
+    region: &str,
+) -> Result<(), S3Error> {
     let from_header = headers
         .get(http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .filter(|v| v.starts_with("AWS4-"))
         .and_then(|v| v.split("Credential=").nth(1))
-        .map(|rest| rest.split([',', ' ']).next().unwrap_or_default().to_string());
+        .map(|rest| {
+            rest.split([',', ' '])
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        });
     let mut from_query = None;
     let mut expires = None;
     for (name, value) in url_pairs(query.unwrap_or_default()) {
@@ -112,20 +161,27 @@ pub(crate) fn check_scope(headers: &http::HeaderMap, query: Option<&str>, region
         (None, None) => return Ok(()),
     };
     let malformed = |message: String| {
-        let mut err = S3Error::with_message(code.parse().unwrap_or(S3ErrorCode::InvalidRequest), message);
+        let mut err =
+            S3Error::with_message(code.parse().unwrap_or(S3ErrorCode::InvalidRequest), message);
         err.set_status_code(http::StatusCode::BAD_REQUEST);
         err
     };
     // <key>/<date>/<region>/<service>/aws4_request; the key id itself may not contain '/'.
     let parts: Vec<&str> = credential.split('/').collect();
     let [_, _, signed_region, service, "aws4_request"] = parts.as_slice() else {
-        return Err(malformed(format!("The credential {credential:?} is malformed")));
+        return Err(malformed(format!(
+            "The credential {credential:?} is malformed"
+        )));
     };
     if *signed_region != region {
-        return Err(malformed(format!("The authorization header is malformed; the region '{signed_region}' is wrong; expecting '{region}'")));
+        return Err(malformed(format!(
+            "The authorization header is malformed; the region '{signed_region}' is wrong; expecting '{region}'"
+        )));
     }
     if *service != "s3" {
-        return Err(malformed(format!("The credential is scoped to service '{service}'; expecting 's3'")));
+        return Err(malformed(format!(
+            "The credential is scoped to service '{service}'; expecting 's3'"
+        )));
     }
     if let Some(expires) = expires {
         match expires.parse::<u64>() {
@@ -145,7 +201,11 @@ pub(crate) fn check_scope(headers: &http::HeaderMap, query: Option<&str>, region
 fn url_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
     query.split('&').filter(|p| !p.is_empty()).map(|pair| {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
         (decode(name), decode(value))
     })
 }
@@ -192,7 +252,10 @@ impl S3Access for TableAccess {
             request.set_operation(operation);
         }
         let Some(credentials) = cx.credentials() else {
-            return Err(S3Error::with_message(S3ErrorCode::AccessDenied, "Anonymous access is not allowed"));
+            return Err(S3Error::with_message(
+                S3ErrorCode::AccessDenied,
+                "Anonymous access is not allowed",
+            ));
         };
         let Some((_, principal)) = self.identities.lookup(&credentials.access_key) else {
             return Err(S3Error::new(S3ErrorCode::InvalidAccessKeyId));
@@ -202,7 +265,11 @@ impl S3Access for TableAccess {
         }
         let table = match (cx.s3_path().get_bucket_name(), action_of(operation)) {
             (Some(bucket), Some(action)) => {
-                let table = self.catalog.table_storage(bucket).await.map_err(|e| s3_error(e, request.as_ref()))?;
+                let table = self
+                    .catalog
+                    .table_storage(bucket)
+                    .await
+                    .map_err(|e| s3_error(e, request.as_ref()))?;
                 authorize(&principal, action, &table)?;
                 Some(table)
             }
@@ -296,10 +363,29 @@ mod tests {
     fn ownership_decides_for_now() {
         let t = table("111122223333");
         for action in [DataAction::GetTableData, DataAction::PutTableData] {
-            assert!(authorize(&principal("111122223333", PrincipalKind::AccountRoot), action, &t).is_ok());
-            let denied = authorize(&principal("444455556666", PrincipalKind::AccountRoot), action, &t).unwrap_err();
+            assert!(
+                authorize(
+                    &principal("111122223333", PrincipalKind::AccountRoot),
+                    action,
+                    &t
+                )
+                .is_ok()
+            );
+            let denied = authorize(
+                &principal("444455556666", PrincipalKind::AccountRoot),
+                action,
+                &t,
+            )
+            .unwrap_err();
             assert_eq!(denied.code(), &S3ErrorCode::AccessDenied);
-            assert!(authorize(&principal("444455556666", PrincipalKind::InstanceRoot), action, &t).is_ok());
+            assert!(
+                authorize(
+                    &principal("444455556666", PrincipalKind::InstanceRoot),
+                    action,
+                    &t
+                )
+                .is_ok()
+            );
         }
     }
 
@@ -307,29 +393,58 @@ mod tests {
     fn credential_scopes() {
         let header = |credential: &str| {
             let mut h = http::HeaderMap::new();
-            let value = format!("AWS4-HMAC-SHA256 Credential={credential}, SignedHeaders=host, Signature=ab");
+            let value = format!(
+                "AWS4-HMAC-SHA256 Credential={credential}, SignedHeaders=host, Signature=ab"
+            );
             h.insert(http::header::AUTHORIZATION, value.parse().unwrap());
             h
         };
         let none = http::HeaderMap::new();
         let code = |r: Result<(), S3Error>| r.err().map(|e| e.code().as_str().to_string());
-        assert_eq!(code(check_scope(&header("AK/20260101/us-east-1/s3/aws4_request"), None, "us-east-1")), None);
         assert_eq!(
-            code(check_scope(&header("AK/20260101/eu-west-1/s3/aws4_request"), None, "us-east-1")).as_deref(),
+            code(check_scope(
+                &header("AK/20260101/us-east-1/s3/aws4_request"),
+                None,
+                "us-east-1"
+            )),
+            None
+        );
+        assert_eq!(
+            code(check_scope(
+                &header("AK/20260101/eu-west-1/s3/aws4_request"),
+                None,
+                "us-east-1"
+            ))
+            .as_deref(),
             Some("AuthorizationHeaderMalformed")
         );
-        assert!(check_scope(&header("AK/20260101/us-east-1/s3tables/aws4_request"), None, "us-east-1").is_err());
+        assert!(
+            check_scope(
+                &header("AK/20260101/us-east-1/s3tables/aws4_request"),
+                None,
+                "us-east-1"
+            )
+            .is_err()
+        );
         assert!(check_scope(&header("garbage"), None, "us-east-1").is_err());
         let query = |expires: &str| {
-            format!("X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Expires={expires}")
+            format!(
+                "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Expires={expires}"
+            )
         };
-        assert_eq!(code(check_scope(&none, Some(&query("604800")), "us-east-1")), None);
+        assert_eq!(
+            code(check_scope(&none, Some(&query("604800")), "us-east-1")),
+            None
+        );
         assert_eq!(
             code(check_scope(&none, Some(&query("604801")), "us-east-1")).as_deref(),
             Some("AuthorizationQueryParametersError")
         );
         assert!(check_scope(&none, Some(&query("soon")), "us-east-1").is_err());
-        assert_eq!(code(check_scope(&none, Some("list-type=2"), "us-east-1")), None);
+        assert_eq!(
+            code(check_scope(&none, Some("list-type=2"), "us-east-1")),
+            None
+        );
         assert_eq!(code(check_scope(&none, None, "us-east-1")), None);
     }
 

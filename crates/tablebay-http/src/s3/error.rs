@@ -19,17 +19,23 @@ pub(crate) fn s3_error(err: ObjectError, request: Option<&RequestContext>) -> S3
         ObjectError::Invalid(_) => S3Error::with_message(S3ErrorCode::InvalidArgument, message),
         ObjectError::MalformedXml(_) => S3Error::with_message(S3ErrorCode::MalformedXML, message),
         ObjectError::InvalidRange => S3Error::with_message(S3ErrorCode::InvalidRange, message),
-        ObjectError::PreconditionFailed => S3Error::with_message(S3ErrorCode::PreconditionFailed, message),
+        ObjectError::PreconditionFailed => {
+            S3Error::with_message(S3ErrorCode::PreconditionFailed, message)
+        }
         ObjectError::NotModified => S3Error::new(S3ErrorCode::NotModified),
         ObjectError::InvalidDigest => S3Error::with_message(S3ErrorCode::InvalidDigest, message),
         ObjectError::BadDigest | ObjectError::ChecksumMismatch(_) => {
             S3Error::with_message(S3ErrorCode::BadDigest, message)
         }
-        ObjectError::EntityTooLarge(_) => S3Error::with_message(S3ErrorCode::EntityTooLarge, message),
+        ObjectError::EntityTooLarge(_) => {
+            S3Error::with_message(S3ErrorCode::EntityTooLarge, message)
+        }
         ObjectError::EntityTooSmall => S3Error::with_message(S3ErrorCode::EntityTooSmall, message),
         ObjectError::IncompleteBody => S3Error::with_message(S3ErrorCode::IncompleteBody, message),
         ObjectError::InvalidPart(_) => S3Error::with_message(S3ErrorCode::InvalidPart, message),
-        ObjectError::InvalidPartOrder => S3Error::with_message(S3ErrorCode::InvalidPartOrder, message),
+        ObjectError::InvalidPartOrder => {
+            S3Error::with_message(S3ErrorCode::InvalidPartOrder, message)
+        }
         ObjectError::Conflict(_) => S3Error::with_message(S3ErrorCode::OperationAborted, message),
         ObjectError::Body(source) => body_error(source.as_ref()),
         ObjectError::Internal(_) | ObjectError::Store(_) => internal(&err_chain(&message, None)),
@@ -68,7 +74,9 @@ fn body_error(source: &(dyn std::error::Error + Send + Sync + 'static)) -> S3Err
     let text = err_chain("", Some(source));
     if text.contains("Sha256Mismatch") {
         let mut err = S3Error::with_message(
-            "XAmzContentSHA256Mismatch".parse().unwrap_or(S3ErrorCode::BadDigest),
+            "XAmzContentSHA256Mismatch"
+                .parse()
+                .unwrap_or(S3ErrorCode::BadDigest),
             "The provided 'x-amz-content-sha256' header does not match what was computed.",
         );
         err.set_status_code(StatusCode::BAD_REQUEST);
@@ -78,11 +86,18 @@ fn body_error(source: &(dyn std::error::Error + Send + Sync + 'static)) -> S3Err
             S3ErrorCode::SignatureDoesNotMatch,
             "The request signature we calculated does not match the signature you provided.",
         )
-    } else if text.contains("FormatError") || text.contains("TooLarge") || text.contains("TooMany") {
-        S3Error::with_message(S3ErrorCode::InvalidRequest, format!("Malformed aws-chunked body:{text}"))
+    } else if text.contains("FormatError") || text.contains("TooLarge") || text.contains("TooMany")
+    {
+        S3Error::with_message(
+            S3ErrorCode::InvalidRequest,
+            format!("Malformed aws-chunked body:{text}"),
+        )
     } else {
         tracing::debug!(error = %text, "request body ended early");
-        S3Error::with_message(S3ErrorCode::IncompleteBody, "The request body ended before its declared length.")
+        S3Error::with_message(
+            S3ErrorCode::IncompleteBody,
+            "The request body ended before its declared length.",
+        )
     }
 }
 
@@ -99,7 +114,11 @@ mod tests {
             (ObjectError::NoSuchUpload, "NoSuchUpload", 404),
             (ObjectError::AccessDenied("x".into()), "AccessDenied", 403),
             (ObjectError::BadDigest, "BadDigest", 400),
-            (ObjectError::ChecksumMismatch(ChecksumAlgorithm::Crc32), "BadDigest", 400),
+            (
+                ObjectError::ChecksumMismatch(ChecksumAlgorithm::Crc32),
+                "BadDigest",
+                400,
+            ),
             (ObjectError::InvalidDigest, "InvalidDigest", 400),
             (ObjectError::InvalidPart("x".into()), "InvalidPart", 400),
             (ObjectError::InvalidPartOrder, "InvalidPartOrder", 400),
@@ -110,7 +129,11 @@ mod tests {
             (ObjectError::NotModified, "NotModified", 304),
             (ObjectError::Invalid("x".into()), "InvalidArgument", 400),
             (ObjectError::MalformedXml("x".into()), "MalformedXML", 400),
-            (ObjectError::Internal("secret detail".into()), "InternalError", 500),
+            (
+                ObjectError::Internal("secret detail".into()),
+                "InternalError",
+                500,
+            ),
         ] {
             let e = s3_error(err, None);
             assert_eq!(e.code().as_str(), code);
@@ -124,10 +147,24 @@ mod tests {
     #[test]
     fn body_errors() {
         let err = |msg: &str| -> tablebay_catalog::BodyError { msg.to_string().into() };
-        let code = |msg: &str| s3_error(ObjectError::Body(err(msg)), None).code().as_str().to_string();
-        assert_eq!(code("UploadStreamError: Sha256Mismatch"), "XAmzContentSHA256Mismatch");
-        assert_eq!(s3_error(ObjectError::Body(err("Sha256Mismatch")), None).status_code(), Some(StatusCode::BAD_REQUEST));
-        assert_eq!(code("AwsChunkedStreamError: SignatureMismatch"), "SignatureDoesNotMatch");
+        let code = |msg: &str| {
+            s3_error(ObjectError::Body(err(msg)), None)
+                .code()
+                .as_str()
+                .to_string()
+        };
+        assert_eq!(
+            code("UploadStreamError: Sha256Mismatch"),
+            "XAmzContentSHA256Mismatch"
+        );
+        assert_eq!(
+            s3_error(ObjectError::Body(err("Sha256Mismatch")), None).status_code(),
+            Some(StatusCode::BAD_REQUEST)
+        );
+        assert_eq!(
+            code("AwsChunkedStreamError: SignatureMismatch"),
+            "SignatureDoesNotMatch"
+        );
         assert_eq!(code("AwsChunkedStreamError: FormatError"), "InvalidRequest");
         assert_eq!(code("connection reset"), "IncompleteBody");
     }

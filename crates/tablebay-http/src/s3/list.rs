@@ -13,7 +13,12 @@ use super::service::Ctx;
 use super::wire;
 
 /// What `encoding-type=url` leaves unencoded: RFC 3986 unreserved characters and `/`.
-const KEY_ENCODE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/');
+const KEY_ENCODE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
 
 /// Encodes keys when the client asked for `encoding-type=url`.
 struct Encoder(bool);
@@ -24,7 +29,11 @@ impl Encoder {
     }
 
     fn apply(&self, s: &str) -> String {
-        if self.0 { utf8_percent_encode(s, KEY_ENCODE).to_string() } else { s.to_string() }
+        if self.0 {
+            utf8_percent_encode(s, KEY_ENCODE).to_string()
+        } else {
+            s.to_string()
+        }
     }
 
     fn opt(&self, s: Option<&String>) -> Option<String> {
@@ -35,7 +44,8 @@ impl Encoder {
 fn max_keys(max: Option<i32>) -> S3Result<u32> {
     match max {
         None => Ok(MAX_LIST_KEYS),
-        Some(n) => u32::try_from(n).map_err(|_| wire::invalid_request("max-keys must be a non-negative integer")),
+        Some(n) => u32::try_from(n)
+            .map_err(|_| wire::invalid_request("max-keys must be a non-negative integer")),
     }
 }
 
@@ -45,19 +55,33 @@ fn entry(info: &ObjectInfo, encoder: &Encoder) -> dto::Object {
         size: i64::try_from(info.size).ok(),
         e_tag: Some(wire::etag(&info.etag)),
         last_modified: Some(wire::timestamp(info.last_modified)),
-        storage_class: Some(dto::ObjectStorageClass::from_static(dto::ObjectStorageClass::STANDARD)),
-        checksum_algorithm: info.checksum.as_ref().map(|c| vec![wire::checksum_algorithm(c.algorithm)]),
+        storage_class: Some(dto::ObjectStorageClass::from_static(
+            dto::ObjectStorageClass::STANDARD,
+        )),
+        checksum_algorithm: info
+            .checksum
+            .as_ref()
+            .map(|c| vec![wire::checksum_algorithm(c.algorithm)]),
         checksum_type: info.checksum.as_ref().map(|c| wire::checksum_type(c.kind)),
         ..Default::default()
     }
 }
 
-fn entries(listing: &Listing, encoder: &Encoder) -> (Option<Vec<dto::Object>>, Option<Vec<dto::CommonPrefix>>) {
-    let objects = listing.objects.iter().map(|info| entry(info, encoder)).collect::<Vec<_>>();
+fn entries(
+    listing: &Listing,
+    encoder: &Encoder,
+) -> (Option<Vec<dto::Object>>, Option<Vec<dto::CommonPrefix>>) {
+    let objects = listing
+        .objects
+        .iter()
+        .map(|info| entry(info, encoder))
+        .collect::<Vec<_>>();
     let prefixes = listing
         .common_prefixes
         .iter()
-        .map(|p| dto::CommonPrefix { prefix: Some(encoder.apply(p)) })
+        .map(|p| dto::CommonPrefix {
+            prefix: Some(encoder.apply(p)),
+        })
         .collect::<Vec<_>>();
     (Some(objects), (!prefixes.is_empty()).then_some(prefixes))
 }
@@ -79,7 +103,10 @@ pub(crate) async fn list_objects_v2(
         after,
         max_keys: max_keys(input.max_keys)?,
     };
-    let listing = catalog.list_objects(ctx.table()?, &request).await.map_err(|e| ctx.error(e))?;
+    let listing = catalog
+        .list_objects(ctx.table()?, &request)
+        .await
+        .map_err(|e| ctx.error(e))?;
     let encoder = Encoder::new(input.encoding_type.as_ref());
     let (contents, common_prefixes) = entries(&listing, &encoder);
     let key_count = listing.objects.len() + listing.common_prefixes.len();
@@ -113,7 +140,10 @@ pub(crate) async fn list_objects(
         after: input.marker.clone().filter(|m| !m.is_empty()),
         max_keys: max_keys(input.max_keys)?,
     };
-    let listing = catalog.list_objects(ctx.table()?, &request).await.map_err(|e| ctx.error(e))?;
+    let listing = catalog
+        .list_objects(ctx.table()?, &request)
+        .await
+        .map_err(|e| ctx.error(e))?;
     let encoder = Encoder::new(input.encoding_type.as_ref());
     let (contents, common_prefixes) = entries(&listing, &encoder);
     Ok(S3Response::new(dto::ListObjectsOutput {
@@ -140,7 +170,9 @@ fn decode_token(token: &str) -> Result<String, ObjectError> {
         .decode(token.trim())
         .ok()
         .and_then(|raw| String::from_utf8(raw).ok())
-        .ok_or_else(|| ObjectError::Invalid("The continuation token provided is incorrect".to_string()))
+        .ok_or_else(|| {
+            ObjectError::Invalid("The continuation token provided is incorrect".to_string())
+        })
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 use s3s::dto;
 use s3s::{S3Request, S3Response, S3Result};
 use tablebay_catalog::{
-    Catalog, ChecksumAlgorithm, CompleteRequest, CompletedPart, MAX_LIST_PARTS, ObjectError, Upload, UploadListRequest,
+    Catalog, ChecksumAlgorithm, CompleteRequest, CompletedPart, MAX_LIST_PARTS, ObjectError,
+    Upload, UploadListRequest,
 };
 
 use super::objects::put_condition;
@@ -32,10 +33,21 @@ pub(crate) async fn create(
         metadata: input.metadata.as_ref(),
     }
     .attributes();
-    let algorithm = input.checksum_algorithm.as_ref().map(wire::algorithm_of).transpose()?;
-    let kind = input.checksum_type.as_ref().map(|t| t.as_str().parse()).transpose().map_err(|e| ctx.error(e))?;
+    let algorithm = input
+        .checksum_algorithm
+        .as_ref()
+        .map(wire::algorithm_of)
+        .transpose()?;
+    let kind = input
+        .checksum_type
+        .as_ref()
+        .map(|t| t.as_str().parse())
+        .transpose()
+        .map_err(|e| ctx.error(e))?;
     if algorithm.is_none() && kind.is_some() {
-        return Err(wire::invalid_request("x-amz-checksum-type requires x-amz-checksum-algorithm"));
+        return Err(wire::invalid_request(
+            "x-amz-checksum-type requires x-amz-checksum-algorithm",
+        ));
     }
     let checksum = algorithm.map(|a| (a, kind));
     let upload = catalog
@@ -53,7 +65,9 @@ pub(crate) async fn create(
 }
 
 fn part_number(n: i32) -> S3Result<u32> {
-    u32::try_from(n).map_err(|_| wire::invalid_request("Part number must be an integer between 1 and 10000, inclusive"))
+    u32::try_from(n).map_err(|_| {
+        wire::invalid_request("Part number must be an integer between 1 and 10000, inclusive")
+    })
 }
 
 /// UploadPart.
@@ -80,7 +94,13 @@ pub(crate) async fn upload_part(
         req.trailing_headers,
     )?;
     let part = catalog
-        .upload_part(ctx.table()?, &key, &input.upload_id, part_number(input.part_number)?, body)
+        .upload_part(
+            ctx.table()?,
+            &key,
+            &input.upload_id,
+            part_number(input.part_number)?,
+            body,
+        )
         .await
         .map_err(|e| ctx.error(e))?;
     let fields = ChecksumFields::of(part.checksum.as_ref());
@@ -103,14 +123,21 @@ pub(crate) async fn complete(
     let ctx = Ctx::of(&req.extensions)?;
     let input = req.input;
     let key = ctx.key(&input.key)?;
-    let listed = input.multipart_upload.and_then(|m| m.parts).unwrap_or_default();
+    let listed = input
+        .multipart_upload
+        .and_then(|m| m.parts)
+        .unwrap_or_default();
     if listed.len() > MAX_COMPLETE_PARTS {
-        return Err(ctx.error(ObjectError::MalformedXml(format!("At most {MAX_COMPLETE_PARTS} parts may be listed"))));
+        return Err(ctx.error(ObjectError::MalformedXml(format!(
+            "At most {MAX_COMPLETE_PARTS} parts may be listed"
+        ))));
     }
     let mut parts = Vec::with_capacity(listed.len());
     for part in listed {
         let (Some(number), Some(etag)) = (part.part_number, part.e_tag) else {
-            return Err(ctx.error(ObjectError::MalformedXml("Each part needs a PartNumber and an ETag".to_string())));
+            return Err(ctx.error(ObjectError::MalformedXml(
+                "Each part needs a PartNumber and an ETag".to_string(),
+            )));
         };
         let checksum = wire::single_checksum(
             part.checksum_crc32.as_ref(),
@@ -119,7 +146,11 @@ pub(crate) async fn complete(
             part.checksum_sha1.as_ref(),
             part.checksum_sha256.as_ref(),
         )?;
-        parts.push(CompletedPart { part_number: part_number(number)?, etag: etag.into_value(), checksum });
+        parts.push(CompletedPart {
+            part_number: part_number(number)?,
+            etag: etag.into_value(),
+            checksum,
+        });
     }
     let whole: Option<(ChecksumAlgorithm, String)> = wire::single_checksum(
         input.checksum_crc32.as_ref(),
@@ -160,12 +191,18 @@ pub(crate) async fn abort(
 ) -> S3Result<S3Response<dto::AbortMultipartUploadOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
     let key = ctx.key(&req.input.key)?;
-    catalog.abort_upload(ctx.table()?, &key, &req.input.upload_id).await.map_err(|e| ctx.error(e))?;
+    catalog
+        .abort_upload(ctx.table()?, &key, &req.input.upload_id)
+        .await
+        .map_err(|e| ctx.error(e))?;
     Ok(S3Response::new(dto::AbortMultipartUploadOutput::default()))
 }
 
 fn initiator(upload: &Upload) -> dto::Initiator {
-    dto::Initiator { id: Some(upload.initiator.clone()), display_name: Some(upload.initiator.clone()) }
+    dto::Initiator {
+        id: Some(upload.initiator.clone()),
+        display_name: Some(upload.initiator.clone()),
+    }
 }
 
 /// ListParts.
@@ -176,8 +213,16 @@ pub(crate) async fn list_parts(
     let ctx = Ctx::of(&req.extensions)?;
     let input = req.input;
     let key = ctx.key(&input.key)?;
-    let marker = input.part_number_marker.map(part_number).transpose()?.unwrap_or(0);
-    let max = input.max_parts.map(part_number).transpose()?.unwrap_or(MAX_LIST_PARTS);
+    let marker = input
+        .part_number_marker
+        .map(part_number)
+        .transpose()?
+        .unwrap_or(0);
+    let max = input
+        .max_parts
+        .map(part_number)
+        .transpose()?
+        .unwrap_or(MAX_LIST_PARTS);
     let listing = catalog
         .list_parts(ctx.table()?, &key, &input.upload_id, marker, max)
         .await
@@ -211,10 +256,17 @@ pub(crate) async fn list_parts(
         next_part_number_marker: listing.next_marker.and_then(|n| i32::try_from(n).ok()),
         max_parts: i32::try_from(max.min(MAX_LIST_PARTS)).ok(),
         initiator: upload.map(initiator),
-        owner: Some(dto::Owner { id: Some(ctx.principal.account_id.clone()), display_name: None }),
+        owner: Some(dto::Owner {
+            id: Some(ctx.principal.account_id.clone()),
+            display_name: None,
+        }),
         storage_class: Some(dto::StorageClass::from_static(dto::StorageClass::STANDARD)),
-        checksum_algorithm: upload.and_then(|u| u.checksum).map(|(a, _)| wire::checksum_algorithm(a)),
-        checksum_type: upload.and_then(|u| u.checksum).map(|(_, t)| wire::checksum_type(t)),
+        checksum_algorithm: upload
+            .and_then(|u| u.checksum)
+            .map(|(a, _)| wire::checksum_algorithm(a)),
+        checksum_type: upload
+            .and_then(|u| u.checksum)
+            .map(|(_, t)| wire::checksum_type(t)),
         ..Default::default()
     }))
 }
@@ -228,7 +280,10 @@ pub(crate) async fn list_uploads(
     let input = req.input;
     let max = input
         .max_uploads
-        .map(|n| u32::try_from(n).map_err(|_| wire::invalid_request("max-uploads must be a non-negative integer")))
+        .map(|n| {
+            u32::try_from(n)
+                .map_err(|_| wire::invalid_request("max-uploads must be a non-negative integer"))
+        })
         .transpose()?
         .unwrap_or(MAX_LIST_PARTS);
     let request = UploadListRequest {
@@ -237,7 +292,10 @@ pub(crate) async fn list_uploads(
         upload_id_marker: input.upload_id_marker.clone().filter(|m| !m.is_empty()),
         max_uploads: max,
     };
-    let listing = catalog.list_uploads(ctx.table()?, &request).await.map_err(|e| ctx.error(e))?;
+    let listing = catalog
+        .list_uploads(ctx.table()?, &request)
+        .await
+        .map_err(|e| ctx.error(e))?;
     let uploads = listing
         .uploads
         .iter()
@@ -246,7 +304,10 @@ pub(crate) async fn list_uploads(
             upload_id: Some(u.upload_id.clone()),
             initiated: Some(wire::timestamp(u.initiated_at)),
             initiator: Some(initiator(u)),
-            owner: Some(dto::Owner { id: Some(ctx.principal.account_id.clone()), display_name: None }),
+            owner: Some(dto::Owner {
+                id: Some(ctx.principal.account_id.clone()),
+                display_name: None,
+            }),
             storage_class: Some(dto::StorageClass::from_static(dto::StorageClass::STANDARD)),
             checksum_algorithm: u.checksum.map(|(a, _)| wire::checksum_algorithm(a)),
             checksum_type: u.checksum.map(|(_, t)| wire::checksum_type(t)),

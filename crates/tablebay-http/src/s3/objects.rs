@@ -9,8 +9,8 @@ use futures::Stream;
 use s3s::dto::{self, CopySource, StreamingBlob};
 use s3s::{S3Request, S3Response, S3Result};
 use tablebay_catalog::{
-    ByteRange, Catalog, ObjectError, ObjectInfo, ObjectStream, ObjectView, PutCondition, PutOptions,
-    ReadRequest,
+    ByteRange, Catalog, ObjectError, ObjectInfo, ObjectStream, ObjectView, PutCondition,
+    PutOptions, ReadRequest,
 };
 
 use super::auth::{DataAction, authorize};
@@ -46,7 +46,11 @@ pub(crate) async fn put_object(
             metadata: input.metadata.as_ref(),
         }
         .attributes(),
-        checksum_algorithm: input.checksum_algorithm.as_ref().map(wire::algorithm_of).transpose()?,
+        checksum_algorithm: input
+            .checksum_algorithm
+            .as_ref()
+            .map(wire::algorithm_of)
+            .transpose()?,
         condition: put_condition(input.if_match.as_ref(), input.if_none_match.as_ref()),
     };
     let body = wire::object_body(
@@ -57,7 +61,10 @@ pub(crate) async fn put_object(
         &req.headers,
         req.trailing_headers,
     )?;
-    let info = catalog.put_object(ctx.table()?, &key, body, options).await.map_err(|e| ctx.error(e))?;
+    let info = catalog
+        .put_object(ctx.table()?, &key, body, options)
+        .await
+        .map_err(|e| ctx.error(e))?;
     let fields = ChecksumFields::of(info.checksum.as_ref());
     Ok(S3Response::new(dto::PutObjectOutput {
         e_tag: Some(wire::etag(&info.etag)),
@@ -73,7 +80,10 @@ pub(crate) async fn put_object(
 }
 
 /// The conditional-write headers of a PUT or completion.
-pub(crate) fn put_condition(if_match: Option<&dto::IfMatch>, if_none_match: Option<&dto::IfNoneMatch>) -> PutCondition {
+pub(crate) fn put_condition(
+    if_match: Option<&dto::IfMatch>,
+    if_none_match: Option<&dto::IfNoneMatch>,
+) -> PutCondition {
     match (if_match, if_none_match) {
         (Some(dto::ETagCondition::ETag(tag)), _) => PutCondition::IfMatch(tag.value().to_string()),
         (_, Some(_)) => PutCondition::IfAbsent,
@@ -89,14 +99,22 @@ fn byte_range(range: Option<&dto::Range>) -> Option<ByteRange> {
 }
 
 fn part_number(part: Option<i32>) -> S3Result<Option<u32>> {
-    part.map(|n| u32::try_from(n).map_err(|_| wire::invalid_request("Part number must be a positive integer")))
-        .transpose()
+    part.map(|n| {
+        u32::try_from(n)
+            .map_err(|_| wire::invalid_request("Part number must be a positive integer"))
+    })
+    .transpose()
 }
 
 /// The `Content-Range` of a partial answer.
 fn content_range(view: &ObjectView) -> Option<String> {
     view.partial.then(|| {
-        format!("bytes {}-{}/{}", view.range.start, view.range.end.saturating_sub(1), view.info.size)
+        format!(
+            "bytes {}-{}/{}",
+            view.range.start,
+            view.range.end.saturating_sub(1),
+            view.info.size
+        )
     })
 }
 
@@ -128,7 +146,10 @@ pub(crate) async fn get_object(
             input.if_unmodified_since.as_ref(),
         ),
     };
-    let (view, stream) = catalog.get_object(ctx.table()?, &key, &read).await.map_err(|e| ctx.error(e))?;
+    let (view, stream) = catalog
+        .get_object(ctx.table()?, &key, &read)
+        .await
+        .map_err(|e| ctx.error(e))?;
     let fields = read_checksums(&view, input.checksum_mode.as_ref());
     let info = &view.info;
     let header = |name: &str| info.attributes.headers.get(name).cloned();
@@ -137,7 +158,12 @@ pub(crate) async fn get_object(
         accept_ranges: Some("bytes".to_string()),
         content_length: i64::try_from(view.range.end - view.range.start).ok(),
         content_range: content_range(&view),
-        content_type: Some(info.attributes.content_type.clone().unwrap_or_else(|| "binary/octet-stream".into())),
+        content_type: Some(
+            info.attributes
+                .content_type
+                .clone()
+                .unwrap_or_else(|| "binary/octet-stream".into()),
+        ),
         cache_control: header("cache-control"),
         content_disposition: header("content-disposition"),
         content_encoding: header("content-encoding"),
@@ -146,7 +172,10 @@ pub(crate) async fn get_object(
         metadata: wire::metadata(&info.attributes),
         e_tag: Some(wire::etag(&info.etag)),
         last_modified: Some(wire::timestamp(info.last_modified)),
-        parts_count: info.parts_count.and_then(|n| i32::try_from(n).ok()).filter(|_| read.part_number.is_some()),
+        parts_count: info
+            .parts_count
+            .and_then(|n| i32::try_from(n).ok())
+            .filter(|_| read.part_number.is_some()),
         checksum_crc32: fields.crc32,
         checksum_crc32c: fields.crc32c,
         checksum_crc64nvme: fields.crc64nvme,
@@ -175,7 +204,10 @@ pub(crate) async fn head_object(
             input.if_unmodified_since.as_ref(),
         ),
     };
-    let view = catalog.head_object(ctx.table()?, &key, &read).await.map_err(|e| ctx.error(e))?;
+    let view = catalog
+        .head_object(ctx.table()?, &key, &read)
+        .await
+        .map_err(|e| ctx.error(e))?;
     let fields = read_checksums(&view, input.checksum_mode.as_ref());
     let info = &view.info;
     let header = |name: &str| info.attributes.headers.get(name).cloned();
@@ -183,7 +215,12 @@ pub(crate) async fn head_object(
         accept_ranges: Some("bytes".to_string()),
         content_length: i64::try_from(view.range.end - view.range.start).ok(),
         content_range: content_range(&view),
-        content_type: Some(info.attributes.content_type.clone().unwrap_or_else(|| "binary/octet-stream".into())),
+        content_type: Some(
+            info.attributes
+                .content_type
+                .clone()
+                .unwrap_or_else(|| "binary/octet-stream".into()),
+        ),
         cache_control: header("cache-control"),
         content_disposition: header("content-disposition"),
         content_encoding: header("content-encoding"),
@@ -192,7 +229,10 @@ pub(crate) async fn head_object(
         metadata: wire::metadata(&info.attributes),
         e_tag: Some(wire::etag(&info.etag)),
         last_modified: Some(wire::timestamp(info.last_modified)),
-        parts_count: info.parts_count.and_then(|n| i32::try_from(n).ok()).filter(|_| read.part_number.is_some()),
+        parts_count: info
+            .parts_count
+            .and_then(|n| i32::try_from(n).ok())
+            .filter(|_| read.part_number.is_some()),
         checksum_crc32: fields.crc32,
         checksum_crc32c: fields.crc32c,
         checksum_crc64nvme: fields.crc64nvme,
@@ -210,7 +250,10 @@ pub(crate) async fn delete_object(
 ) -> S3Result<S3Response<dto::DeleteObjectOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
     let key = ctx.key(&req.input.key)?;
-    catalog.delete_object(ctx.table()?, &key).await.map_err(|e| ctx.error(e))?;
+    catalog
+        .delete_object(ctx.table()?, &key)
+        .await
+        .map_err(|e| ctx.error(e))?;
     Ok(S3Response::new(dto::DeleteObjectOutput::default()))
 }
 
@@ -233,7 +276,10 @@ pub(crate) async fn delete_objects(
     for (key, outcome) in catalog.delete_objects(ctx.table()?, &keys).await {
         match outcome {
             Ok(()) if quiet => {}
-            Ok(()) => deleted.push(dto::DeletedObject { key: Some(key), ..Default::default() }),
+            Ok(()) => deleted.push(dto::DeletedObject {
+                key: Some(key),
+                ..Default::default()
+            }),
             Err(e) => {
                 let e = ctx.error(e);
                 errors.push(dto::Error {
@@ -260,10 +306,20 @@ pub(crate) async fn copy_object(
     let ctx = Ctx::of(&req.extensions)?;
     let input = req.input;
     let key = ctx.key(&input.key)?;
-    let CopySource::Bucket { bucket, key: source_key, .. } = &input.copy_source else {
-        return Err(wire::invalid_request("Access point copy sources are not supported"));
+    let CopySource::Bucket {
+        bucket,
+        key: source_key,
+        ..
+    } = &input.copy_source
+    else {
+        return Err(wire::invalid_request(
+            "Access point copy sources are not supported",
+        ));
     };
-    let source_table = catalog.table_storage(bucket).await.map_err(|e| ctx.error(e))?;
+    let source_table = catalog
+        .table_storage(bucket)
+        .await
+        .map_err(|e| ctx.error(e))?;
     authorize(&ctx.principal, DataAction::GetTableData, &source_table)?;
     let source_key = ctx.key(source_key)?;
     let read = ReadRequest {
@@ -275,10 +331,10 @@ pub(crate) async fn copy_object(
         ),
         ..ReadRequest::default()
     };
-    let replace = input
-        .metadata_directive
-        .as_ref()
-        .is_some_and(|d| d.as_str().eq_ignore_ascii_case(dto::MetadataDirective::REPLACE));
+    let replace = input.metadata_directive.as_ref().is_some_and(|d| {
+        d.as_str()
+            .eq_ignore_ascii_case(dto::MetadataDirective::REPLACE)
+    });
     let attributes = replace.then(|| {
         ContentHeaders {
             content_type: input.content_type.as_ref(),
@@ -292,7 +348,13 @@ pub(crate) async fn copy_object(
         .attributes()
     });
     let info: ObjectInfo = catalog
-        .copy_object((&source_table, &source_key), (ctx.table()?, &key), &read, attributes, PutCondition::Always)
+        .copy_object(
+            (&source_table, &source_key),
+            (ctx.table()?, &key),
+            &read,
+            attributes,
+            PutCondition::Always,
+        )
         .await
         .map_err(|e| match e {
             // A failed source precondition is 412 for copies, even If-None-Match.
@@ -337,16 +399,22 @@ pub(crate) async fn get_bucket_location(
     ctx.table()?;
     let region = catalog.config().region.clone();
     Ok(S3Response::new(dto::GetBucketLocationOutput {
-        location_constraint: (region != "us-east-1").then(|| dto::BucketLocationConstraint::from(region)),
+        location_constraint: (region != "us-east-1")
+            .then(|| dto::BucketLocationConstraint::from(region)),
     }))
 }
 
 /// ListBuckets: table storage buckets are addressed, not listed; the answer is an empty list.
-pub(crate) async fn list_buckets(req: S3Request<dto::ListBucketsInput>) -> S3Result<S3Response<dto::ListBucketsOutput>> {
+pub(crate) async fn list_buckets(
+    req: S3Request<dto::ListBucketsInput>,
+) -> S3Result<S3Response<dto::ListBucketsOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
     Ok(S3Response::new(dto::ListBucketsOutput {
         buckets: Some(Vec::new()),
-        owner: Some(dto::Owner { id: Some(ctx.principal.account_id.clone()), display_name: None }),
+        owner: Some(dto::Owner {
+            id: Some(ctx.principal.account_id.clone()),
+            display_name: None,
+        }),
         ..Default::default()
     }))
 }

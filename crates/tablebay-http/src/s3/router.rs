@@ -51,15 +51,25 @@ impl RequestContext {
     }
 
     fn seen(&self) -> (&'static str, String) {
-        self.seen.lock().map(|seen| seen.clone()).unwrap_or(("unknown", "-".to_string()))
+        self.seen
+            .lock()
+            .map(|seen| seen.clone())
+            .unwrap_or(("unknown", "-".to_string()))
     }
 }
 
 /// The router of the S3 listener: every path goes to the S3 service.
 pub(crate) fn router(state: AppState) -> Router {
-    let mut builder = S3ServiceBuilder::new(DataPlane { catalog: state.catalog.clone() });
-    builder.set_auth(KeyStore { identities: Arc::clone(&state.identities) });
-    builder.set_access(TableAccess { catalog: state.catalog.clone(), identities: Arc::clone(&state.identities) });
+    let mut builder = S3ServiceBuilder::new(DataPlane {
+        catalog: state.catalog.clone(),
+    });
+    builder.set_auth(KeyStore {
+        identities: Arc::clone(&state.identities),
+    });
+    builder.set_access(TableAccess {
+        catalog: state.catalog.clone(),
+        identities: Arc::clone(&state.identities),
+    });
     builder.set_host(TableHost);
     let mut config = S3Config::default();
     config.xml_max_body_size = MAX_XML_BODY_BYTES;
@@ -69,7 +79,10 @@ pub(crate) fn router(state: AppState) -> Router {
 }
 
 /// Runs one request through s3s with a request id, then logs and counts it.
-async fn handle(State((app, service)): State<(AppState, S3Service)>, mut request: Request) -> Response {
+async fn handle(
+    State((app, service)): State<(AppState, S3Service)>,
+    mut request: Request,
+) -> Response {
     let started = Instant::now();
     let context = RequestContext::new();
     request.extensions_mut().insert(context.clone());
@@ -80,12 +93,17 @@ async fn handle(State((app, service)): State<(AppState, S3Service)>, mut request
         .headers()
         .get(http::header::EXPECT)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
-    let scope = check_scope(request.headers(), request.uri().query(), &app.catalog.config().region);
+    let scope = check_scope(
+        request.headers(),
+        request.uri().query(),
+        &app.catalog.config().region,
+    );
     let outcome = match scope {
         Ok(()) => service.oneshot(request).await,
         Err(mut err) => {
             err.set_request_id(context.request_id.to_string());
-            err.to_http_response().map_err(|e| s3s::HttpError::new(Box::new(e)))
+            err.to_http_response()
+                .map_err(|e| s3s::HttpError::new(Box::new(e)))
         }
     };
     let mut response = match outcome {
@@ -93,11 +111,19 @@ async fn handle(State((app, service)): State<(AppState, S3Service)>, mut request
         Err(e) => {
             let error_id = uuid::Uuid::new_v4();
             tracing::error!(%error_id, error = ?e, "s3 service failed");
-            (StatusCode::INTERNAL_SERVER_ERROR, format!("internal error {error_id}")).into_response()
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("internal error {error_id}"),
+            )
+                .into_response()
         }
     };
-    if expects_continue && (response.status().is_client_error() || response.status().is_server_error()) {
-        response.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    if expects_continue
+        && (response.status().is_client_error() || response.status().is_server_error())
+    {
+        response
+            .headers_mut()
+            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
     }
     if response.status() == StatusCode::NOT_MODIFIED {
         // s3s renders NotModified like any error, as an XML body; a 304 carries none (RFC 9110 §15.4.5).
@@ -135,7 +161,8 @@ mod tests {
     use sha2::{Digest, Sha256};
     use tablebay_auth::signer;
     use tablebay_catalog::{
-        AccountId, ArnFlavor, BucketName, Catalog, CatalogConfig, NamespaceName, NewBucket, NewTable, TableName, Tags,
+        AccountId, ArnFlavor, BucketName, Catalog, CatalogConfig, NamespaceName, NewBucket,
+        NewTable, TableName, Tags,
     };
     use tablebay_store::{BlobStore, BlobUrl, MetaStore};
 
@@ -153,10 +180,21 @@ mod tests {
 
     async fn fixture() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let meta = MetaStore::connect(&format!("sqlite://{}", dir.path().join("meta.db").display())).await.unwrap();
+        let meta = MetaStore::connect(&format!(
+            "sqlite://{}",
+            dir.path().join("meta.db").display()
+        ))
+        .await
+        .unwrap();
         let blobs = BlobStore::open(&BlobUrl::Local(dir.path().join("blobs"))).unwrap();
-        let catalog =
-            Catalog::new(meta, blobs, CatalogConfig { region: "us-east-1".into(), flavor: ArnFlavor::Aws });
+        let catalog = Catalog::new(
+            meta,
+            blobs,
+            CatalogConfig {
+                region: "us-east-1".into(),
+                flavor: ArnFlavor::Aws,
+            },
+        );
         let account = AccountId::parse("111122223333").unwrap();
         let bucket = catalog
             .create_bucket(
@@ -171,7 +209,10 @@ mod tests {
             .await
             .unwrap();
         let ns = NamespaceName::parse("ns").unwrap();
-        catalog.create_namespace(&bucket.arn, ns.clone(), Default::default(), &account).await.unwrap();
+        catalog
+            .create_namespace(&bucket.arn, ns.clone(), Default::default(), &account)
+            .await
+            .unwrap();
         let new = NewTable {
             name: TableName::parse("t").unwrap(),
             format: "ICEBERG".into(),
@@ -180,29 +221,62 @@ mod tests {
             storage_class: None,
             tags: Tags::default(),
         };
-        let table = catalog.create_table(&bucket.arn, &ns, new, &account).await.unwrap();
+        let table = catalog
+            .create_table(&bucket.arn, &ns, new, &account)
+            .await
+            .unwrap();
         let identities = Identities::new(KEY.into(), Secret::new(SECRET), account, ArnFlavor::Aws);
-        let bucket = table.warehouse_location.trim_start_matches("s3://").to_string();
-        Fixture { router: router(AppState::new(catalog, identities)), bucket, _dir: dir }
+        let bucket = table
+            .warehouse_location
+            .trim_start_matches("s3://")
+            .to_string();
+        Fixture {
+            router: router(AppState::new(catalog, identities)),
+            bucket,
+            _dir: dir,
+        }
     }
 
     /// A path-style request signed with a hex payload hash (`secret` picks the key).
-    fn request(method: Method, path: &str, body: &[u8], headers: &[(&str, &str)], secret: &str) -> Request<Body> {
-        let mut builder = Request::builder().method(method).uri(format!("http://127.0.0.1:9000{path}"));
+    fn request(
+        method: Method,
+        path: &str,
+        body: &[u8],
+        headers: &[(&str, &str)],
+        secret: &str,
+    ) -> Request<Body> {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(format!("http://127.0.0.1:9000{path}"));
         for (name, value) in headers {
             builder = builder.header(*name, *value);
         }
         builder = builder.header("x-amz-content-sha256", hex::encode(Sha256::digest(body)));
         let (mut parts, ()) = builder.body(()).unwrap().into_parts();
-        signer::sign(&mut parts, body, KEY, secret, "us-east-1", "s3", chrono::Utc::now()).unwrap();
+        signer::sign(
+            &mut parts,
+            body,
+            KEY,
+            secret,
+            "us-east-1",
+            "s3",
+            chrono::Utc::now(),
+        )
+        .unwrap();
         Request::from_parts(parts, Body::from(body.to_vec()))
     }
 
-    async fn send(router: &Router, request: Request<Body>) -> (StatusCode, http::HeaderMap, Vec<u8>) {
+    async fn send(
+        router: &Router,
+        request: Request<Body>,
+    ) -> (StatusCode, http::HeaderMap, Vec<u8>) {
         let response = router.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let headers = response.headers().clone();
-        let body = axum::body::to_bytes(response.into_body(), 1 << 24).await.unwrap().to_vec();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 24)
+            .await
+            .unwrap()
+            .to_vec();
         (status, headers, body)
     }
 
@@ -210,23 +284,39 @@ mod tests {
     async fn put_get_head_delete() {
         let f = fixture().await;
         let path = format!("/{}/dir/file.txt", f.bucket);
-        let (status, headers, _) = send(&f.router, request(Method::PUT, &path, b"hello", &[], SECRET)).await;
+        let (status, headers, _) = send(
+            &f.router,
+            request(Method::PUT, &path, b"hello", &[], SECRET),
+        )
+        .await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(headers["etag"], "\"5d41402abc4b2a76b9719d911017c592\"");
         assert!(headers.contains_key("x-amz-request-id"));
-        let (status, headers, body) = send(&f.router, request(Method::GET, &path, b"", &[], SECRET)).await;
-        assert_eq!((status, body.as_slice()), (StatusCode::OK, b"hello".as_slice()));
+        let (status, headers, body) =
+            send(&f.router, request(Method::GET, &path, b"", &[], SECRET)).await;
+        assert_eq!(
+            (status, body.as_slice()),
+            (StatusCode::OK, b"hello".as_slice())
+        );
         assert_eq!(headers["content-length"], "5");
         let ranged = request(Method::GET, &path, b"", &[("range", "bytes=1-3")], SECRET);
         let (status, headers, body) = send(&f.router, ranged).await;
-        assert_eq!((status, body.as_slice()), (StatusCode::PARTIAL_CONTENT, b"ell".as_slice()));
+        assert_eq!(
+            (status, body.as_slice()),
+            (StatusCode::PARTIAL_CONTENT, b"ell".as_slice())
+        );
         assert_eq!(headers["content-range"], "bytes 1-3/5");
-        let (status, _, _) = send(&f.router, request(Method::DELETE, &path, b"", &[], SECRET)).await;
+        let (status, _, _) =
+            send(&f.router, request(Method::DELETE, &path, b"", &[], SECRET)).await;
         assert_eq!(status, StatusCode::NO_CONTENT);
-        let (status, _, body) = send(&f.router, request(Method::GET, &path, b"", &[], SECRET)).await;
+        let (status, _, body) =
+            send(&f.router, request(Method::GET, &path, b"", &[], SECRET)).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         let text = String::from_utf8(body).unwrap();
-        assert!(text.contains("<Code>NoSuchKey</Code>") && text.contains("<RequestId>"), "{text}");
+        assert!(
+            text.contains("<Code>NoSuchKey</Code>") && text.contains("<RequestId>"),
+            "{text}"
+        );
     }
 
     #[tokio::test]
@@ -234,22 +324,32 @@ mod tests {
         let f = fixture().await;
         let path = format!("/{}/x", f.bucket);
         let md5 = [("content-md5", "AAAAAAAAAAAAAAAAAAAAAA==")];
-        let (status, _, body) = send(&f.router, request(Method::PUT, &path, b"abc", &md5, SECRET)).await;
+        let (status, _, body) =
+            send(&f.router, request(Method::PUT, &path, b"abc", &md5, SECRET)).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(String::from_utf8_lossy(&body).contains("BadDigest"));
         let crc = [("x-amz-checksum-crc32", "AAAAAA==")];
-        let (status, _, body) = send(&f.router, request(Method::PUT, &path, b"abc", &crc, SECRET)).await;
+        let (status, _, body) =
+            send(&f.router, request(Method::PUT, &path, b"abc", &crc, SECRET)).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(String::from_utf8_lossy(&body).contains("BadDigest"));
         let bad_md5 = [("content-md5", "nope")];
-        let (status, _, body) = send(&f.router, request(Method::PUT, &path, b"abc", &bad_md5, SECRET)).await;
+        let (status, _, body) = send(
+            &f.router,
+            request(Method::PUT, &path, b"abc", &bad_md5, SECRET),
+        )
+        .await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(String::from_utf8_lossy(&body).contains("InvalidDigest"));
         let (status, _, _) = send(&f.router, request(Method::HEAD, &path, b"", &[], SECRET)).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         // The right CRC32 of "abc" is accepted.
         let good = [("x-amz-checksum-crc32", "NSRBwg==")];
-        let (status, headers, _) = send(&f.router, request(Method::PUT, &path, b"abc", &good, SECRET)).await;
+        let (status, headers, _) = send(
+            &f.router,
+            request(Method::PUT, &path, b"abc", &good, SECRET),
+        )
+        .await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(headers["x-amz-checksum-crc32"], "NSRBwg==");
     }
@@ -258,25 +358,41 @@ mod tests {
     async fn authentication_and_addressing() {
         let f = fixture().await;
         let path = format!("/{}/k", f.bucket);
-        let (status, _, body) = send(&f.router, request(Method::GET, &path, b"", &[], "wrong")).await;
+        let (status, _, body) =
+            send(&f.router, request(Method::GET, &path, b"", &[], "wrong")).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
         assert!(String::from_utf8_lossy(&body).contains("SignatureDoesNotMatch"));
-        let anonymous = Request::builder().uri(format!("http://127.0.0.1:9000{path}")).body(Body::empty()).unwrap();
+        let anonymous = Request::builder()
+            .uri(format!("http://127.0.0.1:9000{path}"))
+            .body(Body::empty())
+            .unwrap();
         let (status, _, _) = send(&f.router, anonymous).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
         let other = "/0190f0a0-0000-7000-8000-000000000000--table-s3/k";
-        let (status, _, body) = send(&f.router, request(Method::GET, other, b"", &[], SECRET)).await;
+        let (status, _, body) =
+            send(&f.router, request(Method::GET, other, b"", &[], SECRET)).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         assert!(String::from_utf8_lossy(&body).contains("NoSuchBucket"));
-        let (status, _, _) = send(&f.router, request(Method::GET, "/not-a-table-bucket/k", b"", &[], SECRET)).await;
+        let (status, _, _) = send(
+            &f.router,
+            request(Method::GET, "/not-a-table-bucket/k", b"", &[], SECRET),
+        )
+        .await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         for escape in ["a/../b", "a/%2e%2e/b", "%2E%2E/x", "./x"] {
             let path = format!("/{}/{escape}", f.bucket);
-            let (status, _, _) = send(&f.router, request(Method::PUT, &path, b"x", &[], SECRET)).await;
+            let (status, _, _) =
+                send(&f.router, request(Method::PUT, &path, b"x", &[], SECRET)).await;
             assert!(status.is_client_error(), "{escape}: {status}");
         }
         // Virtual-hosted style: the bucket in the Host header.
-        let put = request(Method::PUT, "/vk", b"v", &[("host", &format!("{}.s3.example.com", f.bucket))], SECRET);
+        let put = request(
+            Method::PUT,
+            "/vk",
+            b"v",
+            &[("host", &format!("{}.s3.example.com", f.bucket))],
+            SECRET,
+        );
         assert_eq!(send(&f.router, put).await.0, StatusCode::OK);
         let get = request(Method::GET, &format!("/{}/vk", f.bucket), b"", &[], SECRET);
         assert_eq!(send(&f.router, get).await.2, b"v");

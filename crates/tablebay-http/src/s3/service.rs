@@ -30,14 +30,23 @@ impl Ctx {
         let request = extensions.get::<RequestContext>().cloned();
         let Some(context) = extensions.get::<S3Context>().cloned() else {
             // Only reachable if the service were built without its access check.
-            return Err(S3Error::with_message(S3ErrorCode::AccessDenied, "The request was not authorized"));
+            return Err(S3Error::with_message(
+                S3ErrorCode::AccessDenied,
+                "The request was not authorized",
+            ));
         };
-        Ok(Self { principal: context.principal, table: context.table, request })
+        Ok(Self {
+            principal: context.principal,
+            table: context.table,
+            request,
+        })
     }
 
     /// The bucket's table.
     pub(crate) fn table(&self) -> S3Result<&TableStorage> {
-        self.table.as_ref().ok_or_else(|| self.error(ObjectError::NoSuchBucket))
+        self.table
+            .as_ref()
+            .ok_or_else(|| self.error(ObjectError::NoSuchBucket))
     }
 
     /// A validated object key.
@@ -53,31 +62,52 @@ impl Ctx {
 
 #[async_trait::async_trait]
 impl S3 for DataPlane {
-    async fn put_object(&self, req: S3Request<PutObjectInput>) -> S3Result<S3Response<PutObjectOutput>> {
+    async fn put_object(
+        &self,
+        req: S3Request<PutObjectInput>,
+    ) -> S3Result<S3Response<PutObjectOutput>> {
         objects::put_object(&self.catalog, req).await
     }
 
-    async fn get_object(&self, req: S3Request<GetObjectInput>) -> S3Result<S3Response<GetObjectOutput>> {
+    async fn get_object(
+        &self,
+        req: S3Request<GetObjectInput>,
+    ) -> S3Result<S3Response<GetObjectOutput>> {
         objects::get_object(&self.catalog, req).await
     }
 
-    async fn head_object(&self, req: S3Request<HeadObjectInput>) -> S3Result<S3Response<HeadObjectOutput>> {
+    async fn head_object(
+        &self,
+        req: S3Request<HeadObjectInput>,
+    ) -> S3Result<S3Response<HeadObjectOutput>> {
         objects::head_object(&self.catalog, req).await
     }
 
-    async fn delete_object(&self, req: S3Request<DeleteObjectInput>) -> S3Result<S3Response<DeleteObjectOutput>> {
+    async fn delete_object(
+        &self,
+        req: S3Request<DeleteObjectInput>,
+    ) -> S3Result<S3Response<DeleteObjectOutput>> {
         objects::delete_object(&self.catalog, req).await
     }
 
-    async fn delete_objects(&self, req: S3Request<DeleteObjectsInput>) -> S3Result<S3Response<DeleteObjectsOutput>> {
+    async fn delete_objects(
+        &self,
+        req: S3Request<DeleteObjectsInput>,
+    ) -> S3Result<S3Response<DeleteObjectsOutput>> {
         objects::delete_objects(&self.catalog, req).await
     }
 
-    async fn copy_object(&self, req: S3Request<CopyObjectInput>) -> S3Result<S3Response<CopyObjectOutput>> {
+    async fn copy_object(
+        &self,
+        req: S3Request<CopyObjectInput>,
+    ) -> S3Result<S3Response<CopyObjectOutput>> {
         objects::copy_object(&self.catalog, req).await
     }
 
-    async fn head_bucket(&self, req: S3Request<HeadBucketInput>) -> S3Result<S3Response<HeadBucketOutput>> {
+    async fn head_bucket(
+        &self,
+        req: S3Request<HeadBucketInput>,
+    ) -> S3Result<S3Response<HeadBucketOutput>> {
         objects::head_bucket(&self.catalog, req).await
     }
 
@@ -88,15 +118,24 @@ impl S3 for DataPlane {
         objects::get_bucket_location(&self.catalog, req).await
     }
 
-    async fn list_buckets(&self, req: S3Request<ListBucketsInput>) -> S3Result<S3Response<ListBucketsOutput>> {
+    async fn list_buckets(
+        &self,
+        req: S3Request<ListBucketsInput>,
+    ) -> S3Result<S3Response<ListBucketsOutput>> {
         objects::list_buckets(req).await
     }
 
-    async fn list_objects_v2(&self, req: S3Request<ListObjectsV2Input>) -> S3Result<S3Response<ListObjectsV2Output>> {
+    async fn list_objects_v2(
+        &self,
+        req: S3Request<ListObjectsV2Input>,
+    ) -> S3Result<S3Response<ListObjectsV2Output>> {
         list::list_objects_v2(&self.catalog, req).await
     }
 
-    async fn list_objects(&self, req: S3Request<ListObjectsInput>) -> S3Result<S3Response<ListObjectsOutput>> {
+    async fn list_objects(
+        &self,
+        req: S3Request<ListObjectsInput>,
+    ) -> S3Result<S3Response<ListObjectsOutput>> {
         list::list_objects(&self.catalog, req).await
     }
 
@@ -107,7 +146,10 @@ impl S3 for DataPlane {
         multipart::create(&self.catalog, req).await
     }
 
-    async fn upload_part(&self, req: S3Request<UploadPartInput>) -> S3Result<S3Response<UploadPartOutput>> {
+    async fn upload_part(
+        &self,
+        req: S3Request<UploadPartInput>,
+    ) -> S3Result<S3Response<UploadPartOutput>> {
         multipart::upload_part(&self.catalog, req).await
     }
 
@@ -125,7 +167,10 @@ impl S3 for DataPlane {
         multipart::abort(&self.catalog, req).await
     }
 
-    async fn list_parts(&self, req: S3Request<ListPartsInput>) -> S3Result<S3Response<ListPartsOutput>> {
+    async fn list_parts(
+        &self,
+        req: S3Request<ListPartsInput>,
+    ) -> S3Result<S3Response<ListPartsOutput>> {
         multipart::list_parts(&self.catalog, req).await
     }
 

@@ -11,7 +11,8 @@ use http::HeaderMap;
 use s3s::dto::{self, ETag, ETagCondition, StreamingBlob, Timestamp, TimestampFormat};
 use s3s::{S3Error, S3ErrorCode, S3Result, TrailingHeaders};
 use tablebay_catalog::{
-    Checksum, ChecksumAlgorithm, ChecksumClaim, ChecksumType, EtagCondition, ObjectAttributes, ObjectBody, Preconditions,
+    Checksum, ChecksumAlgorithm, ChecksumClaim, ChecksumType, EtagCondition, ObjectAttributes,
+    ObjectBody, Preconditions,
 };
 
 /// A stored time as an s3s timestamp.
@@ -67,7 +68,9 @@ pub(crate) struct ChecksumFields {
 impl ChecksumFields {
     pub(crate) fn of(checksum: Option<&Checksum>) -> Self {
         let mut fields = Self::default();
-        let Some(checksum) = checksum else { return fields };
+        let Some(checksum) = checksum else {
+            return fields;
+        };
         let value = Some(checksum.value.clone());
         match checksum.algorithm {
             ChecksumAlgorithm::Crc32 => fields.crc32 = value,
@@ -96,7 +99,12 @@ pub(crate) fn checksum_algorithm(algorithm: ChecksumAlgorithm) -> dto::ChecksumA
 
 /// The algorithm named by an s3s checksum-algorithm value.
 pub(crate) fn algorithm_of(value: &dto::ChecksumAlgorithm) -> S3Result<ChecksumAlgorithm> {
-    value.as_str().parse().map_err(|_| invalid_request(format!("Checksum algorithm {} is not supported", value.as_str())))
+    value.as_str().parse().map_err(|_| {
+        invalid_request(format!(
+            "Checksum algorithm {} is not supported",
+            value.as_str()
+        ))
+    })
 }
 
 /// At most one `x-amz-checksum-*` value among an input's five checksum fields.
@@ -120,7 +128,9 @@ pub(crate) fn single_checksum(
     match given.as_slice() {
         [] => Ok(None),
         [(algorithm, value)] => Ok(Some((*algorithm, (*value).clone()))),
-        _ => Err(invalid_request("Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.")),
+        _ => Err(invalid_request(
+            "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.",
+        )),
     }
 }
 
@@ -139,15 +149,28 @@ fn checksum_claim(
     if let Some((algorithm, value)) = header {
         return Ok(Some((algorithm, ChecksumClaim::Header(value))));
     }
-    let Some(announced) = headers.get("x-amz-trailer").and_then(|v| v.to_str().ok()) else { return Ok(None) };
-    let Some(algorithm) = announced.split(',').find_map(ChecksumAlgorithm::from_header_name) else {
+    let Some(announced) = headers.get("x-amz-trailer").and_then(|v| v.to_str().ok()) else {
+        return Ok(None);
+    };
+    let Some(algorithm) = announced
+        .split(',')
+        .find_map(ChecksumAlgorithm::from_header_name)
+    else {
         return Ok(None);
     };
     let Some(trailers) = trailers else {
-        return Err(invalid_request("x-amz-trailer is only supported with an aws-chunked body"));
+        return Err(invalid_request(
+            "x-amz-trailer is only supported with an aws-chunked body",
+        ));
     };
     let read = move || {
-        trailers.read(|map| map.get(algorithm.header_name()).and_then(|v| v.to_str().ok()).map(str::to_string)).flatten()
+        trailers
+            .read(|map| {
+                map.get(algorithm.header_name())
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            })
+            .flatten()
     };
     Ok(Some((algorithm, ChecksumClaim::Trailer(Box::new(read)))))
 }
@@ -208,7 +231,12 @@ impl ContentHeaders<'_> {
         put("content-disposition", self.content_disposition);
         put("content-language", self.content_language);
         let encoding = self.content_encoding.map(|value| {
-            value.split(',').map(str::trim).filter(|e| !e.eq_ignore_ascii_case("aws-chunked")).collect::<Vec<_>>().join(",")
+            value
+                .split(',')
+                .map(str::trim)
+                .filter(|e| !e.eq_ignore_ascii_case("aws-chunked"))
+                .collect::<Vec<_>>()
+                .join(",")
         });
         put("content-encoding", encoding.as_ref());
         let expires = self.expires.and_then(|ts| {
@@ -220,20 +248,31 @@ impl ContentHeaders<'_> {
         ObjectAttributes {
             content_type: self.content_type.filter(|v| !v.is_empty()).cloned(),
             headers,
-            user_metadata: self.metadata.map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default(),
+            user_metadata: self
+                .metadata
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default(),
         }
     }
 }
 
 /// The stored `Expires` as a timestamp.
 pub(crate) fn expires(attributes: &ObjectAttributes) -> Option<Timestamp> {
-    attributes.headers.get("expires").and_then(|v| Timestamp::parse(TimestampFormat::HttpDate, v).ok())
+    attributes
+        .headers
+        .get("expires")
+        .and_then(|v| Timestamp::parse(TimestampFormat::HttpDate, v).ok())
 }
 
 /// The stored user metadata as s3s's map.
 pub(crate) fn metadata(attributes: &ObjectAttributes) -> Option<dto::Metadata> {
-    (!attributes.user_metadata.is_empty())
-        .then(|| attributes.user_metadata.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+    (!attributes.user_metadata.is_empty()).then(|| {
+        attributes
+            .user_metadata
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    })
 }
 
 /// Whether `x-amz-checksum-mode: ENABLED` asks for checksums in the answer.
@@ -261,7 +300,10 @@ mod tests {
         let mut headers = HeaderMap::new();
         assert!(checksum_claim(None, &headers, None).unwrap().is_none());
         headers.insert("x-amz-trailer", "x-amz-checksum-crc32c".parse().unwrap());
-        assert!(checksum_claim(None, &headers, None).is_err(), "a trailer needs an aws-chunked body");
+        assert!(
+            checksum_claim(None, &headers, None).is_err(),
+            "a trailer needs an aws-chunked body"
+        );
         let header = Some((ChecksumAlgorithm::Sha1, "x".to_string()));
         let (algorithm, claim) = checksum_claim(header, &headers, None).unwrap().unwrap();
         assert_eq!(algorithm, ChecksumAlgorithm::Sha1);
@@ -272,17 +314,25 @@ mod tests {
     fn aws_chunked_is_not_stored_as_an_encoding() {
         let gzip = "gzip,aws-chunked".to_string();
         let chunked = "aws-chunked".to_string();
-        let attrs = |enc| ContentHeaders {
-            content_type: None,
-            cache_control: None,
-            content_disposition: None,
-            content_encoding: Some(enc),
-            content_language: None,
-            expires: None,
-            metadata: None,
-        }
-        .attributes();
-        assert_eq!(attrs(&gzip).headers.get("content-encoding").map(String::as_str), Some("gzip"));
+        let attrs = |enc| {
+            ContentHeaders {
+                content_type: None,
+                cache_control: None,
+                content_disposition: None,
+                content_encoding: Some(enc),
+                content_language: None,
+                expires: None,
+                metadata: None,
+            }
+            .attributes()
+        };
+        assert_eq!(
+            attrs(&gzip)
+                .headers
+                .get("content-encoding")
+                .map(String::as_str),
+            Some("gzip")
+        );
         assert_eq!(attrs(&chunked).headers.get("content-encoding"), None);
     }
 

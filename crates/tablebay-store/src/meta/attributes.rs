@@ -43,12 +43,18 @@ impl AttributeKey {
 
 impl MetaStore {
     /// The attribute `key` of resource `resource_id` (a bucket or table id), if set.
-    pub async fn attribute(&self, resource_id: Uuid, key: AttributeKey) -> Result<Option<String>, StoreError> {
-        let row = sqlx::query("SELECT value FROM resource_attributes WHERE resource_id = $1 AND key = $2")
-            .bind(resource_id.to_string())
-            .bind(key.as_str())
-            .fetch_optional(&self.pool)
-            .await?;
+    pub async fn attribute(
+        &self,
+        resource_id: Uuid,
+        key: AttributeKey,
+    ) -> Result<Option<String>, StoreError> {
+        let row = sqlx::query(
+            "SELECT value FROM resource_attributes WHERE resource_id = $1 AND key = $2",
+        )
+        .bind(resource_id.to_string())
+        .bind(key.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
         row.map(|row| codec::text(&row, "value")).transpose()
     }
 
@@ -56,7 +62,12 @@ impl MetaStore {
     ///
     /// The resource is not checked: the catalog resolves it first, and deleting a bucket or table removes its
     /// attributes.
-    pub async fn set_attribute(&self, resource_id: Uuid, key: AttributeKey, value: &str) -> Result<(), StoreError> {
+    pub async fn set_attribute(
+        &self,
+        resource_id: Uuid,
+        key: AttributeKey,
+        value: &str,
+    ) -> Result<(), StoreError> {
         // An upsert, so two concurrent writers both succeed (the last one wins) on either backend.
         sqlx::query(
             "INSERT INTO resource_attributes (resource_id, key, value) VALUES ($1, $2, $3) \
@@ -71,12 +82,17 @@ impl MetaStore {
     }
 
     /// Removes the attribute; returns whether it existed.
-    pub async fn delete_attribute(&self, resource_id: Uuid, key: AttributeKey) -> Result<bool, StoreError> {
-        let deleted = sqlx::query("DELETE FROM resource_attributes WHERE resource_id = $1 AND key = $2")
-            .bind(resource_id.to_string())
-            .bind(key.as_str())
-            .execute(&self.pool)
-            .await?;
+    pub async fn delete_attribute(
+        &self,
+        resource_id: Uuid,
+        key: AttributeKey,
+    ) -> Result<bool, StoreError> {
+        let deleted =
+            sqlx::query("DELETE FROM resource_attributes WHERE resource_id = $1 AND key = $2")
+                .bind(resource_id.to_string())
+                .bind(key.as_str())
+                .execute(&self.pool)
+                .await?;
         Ok(deleted.rows_affected() > 0)
     }
 }

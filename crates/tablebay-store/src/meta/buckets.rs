@@ -39,7 +39,11 @@ impl MetaStore {
     }
 
     /// The bucket `name` of `account_id`, if any.
-    pub async fn bucket_by_name(&self, account_id: &str, name: &str) -> Result<Option<BucketRecord>, StoreError> {
+    pub async fn bucket_by_name(
+        &self,
+        account_id: &str,
+        name: &str,
+    ) -> Result<Option<BucketRecord>, StoreError> {
         sqlx::query("SELECT id, account_id, name, created_at_ms FROM table_buckets WHERE account_id = $1 AND name = $2")
             .bind(account_id)
             .bind(name)
@@ -100,10 +104,14 @@ impl MetaStore {
             .fetch_optional(&mut *tx)
             .await?;
         if namespace.is_some() {
-            return Err(StoreError::Conflict(format!("table bucket {id} still has namespaces")));
+            return Err(StoreError::Conflict(format!(
+                "table bucket {id} still has namespaces"
+            )));
         }
-        let deleted =
-            sqlx::query("DELETE FROM table_buckets WHERE id = $1").bind(id.as_str()).execute(&mut *tx).await?;
+        let deleted = sqlx::query("DELETE FROM table_buckets WHERE id = $1")
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
         if deleted.rows_affected() == 0 {
             return Err(StoreError::NotFound);
         }

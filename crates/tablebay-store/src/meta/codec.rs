@@ -56,7 +56,10 @@ impl MetaStore {
             Backend::Sqlite => {
                 let writer = Arc::clone(&self.writer).lock_owned().await;
                 let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-                return Ok(Tx { tx, _writer: Some(writer) });
+                return Ok(Tx {
+                    tx,
+                    _writer: Some(writer),
+                });
             }
             Backend::Postgres => self.pool.begin().await?,
         };
@@ -83,7 +86,8 @@ pub(super) fn uuid(row: &AnyRow, column: &str) -> Result<Uuid, StoreError> {
 /// The timestamp stored as unix milliseconds in `column`.
 pub(super) fn time(row: &AnyRow, column: &str) -> Result<DateTime<Utc>, StoreError> {
     let ms: i64 = row.try_get(column)?;
-    DateTime::from_timestamp_millis(ms).ok_or_else(|| StoreError::Corrupt(format!("{column} {ms} out of range")))
+    DateTime::from_timestamp_millis(ms)
+        .ok_or_else(|| StoreError::Corrupt(format!("{column} {ms} out of range")))
 }
 
 /// Classifies the failure of an `INSERT` of `what`: a unique violation means `what` already exists, a

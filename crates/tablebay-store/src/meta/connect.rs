@@ -53,15 +53,21 @@ pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {
                     Box::pin(async move {
                         // sqlx already sets a 5 s timeout and foreign_keys=ON on every SQLite connection; stating
                         // both here keeps the guarantee independent of the driver's defaults.
-                        sqlx::query(SQLITE_BUSY_TIMEOUT_PRAGMA).execute(&mut *conn).await?;
+                        sqlx::query(SQLITE_BUSY_TIMEOUT_PRAGMA)
+                            .execute(&mut *conn)
+                            .await?;
                         // WAL with synchronous=NORMAL: commits are ordered and atomic and survive a process crash
                         // (kill -9), and the WAL is synced at checkpoints, not on every commit; a power loss may
                         // roll back the last commits but never corrupts. FULL would fsync per commit, serialising
                         // every object write behind the disk's flush latency, while the blob store (object_store's
                         // local directory) does not fsync object bytes either — so FULL would buy no durability an
                         // object could use.
-                        sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
-                        sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA synchronous = NORMAL")
+                            .execute(&mut *conn)
+                            .await?;
+                        sqlx::query("PRAGMA foreign_keys = ON")
+                            .execute(&mut *conn)
+                            .await?;
                         Ok(())
                     })
                 })
@@ -70,9 +76,16 @@ pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {
         }
         Backend::Postgres => options.connect(&url).await?,
     };
-    migrator(backend).run(&pool).await.map_err(StoreError::Migrate)?;
+    migrator(backend)
+        .run(&pool)
+        .await
+        .map_err(StoreError::Migrate)?;
     tracing::info!(?backend, "metadata store ready");
-    Ok(MetaStore { pool, backend, writer: Default::default() })
+    Ok(MetaStore {
+        pool,
+        backend,
+        writer: Default::default(),
+    })
 }
 
 /// The backend of `url` and the URL sqlx should open. SQLite accepts `sqlite://<path>[?params]` and
@@ -81,15 +94,22 @@ fn normalize(url: &str) -> Result<(Backend, String), StoreError> {
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok((Backend::Postgres, url.to_owned()));
     }
-    let Some(rest) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) else {
-        return Err(StoreError::Config(format!("metadata URL must start with sqlite:// or postgres://, got {url:?}")));
+    let Some(rest) = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+    else {
+        return Err(StoreError::Config(format!(
+            "metadata URL must start with sqlite:// or postgres://, got {url:?}"
+        )));
     };
     let (path, params) = match rest.split_once('?') {
         Some((path, params)) => (path, Some(params)),
         None => (rest, None),
     };
     if path.is_empty() {
-        return Err(StoreError::Config(format!("SQLite URL {url:?} names no file")));
+        return Err(StoreError::Config(format!(
+            "SQLite URL {url:?} names no file"
+        )));
     }
     let has_mode = params.is_some_and(|p| p.split('&').any(|kv| kv.starts_with("mode=")));
     let params = match (params, has_mode) {
@@ -104,22 +124,35 @@ fn normalize(url: &str) -> Result<(Backend, String), StoreError> {
 /// one connection sets it for all; doing it before the pool opens avoids the exclusive lock the switch needs
 /// racing the pool's connections.
 async fn prepare_sqlite_file(url: &str) -> Result<(), StoreError> {
-    let path = url.trim_start_matches("sqlite://").split('?').next().unwrap_or_default();
+    let path = url
+        .trim_start_matches("sqlite://")
+        .split('?')
+        .next()
+        .unwrap_or_default();
     let in_memory = path == ":memory:" || url.contains("mode=memory");
     if in_memory {
         return Ok(());
     }
     // A percent-encoded path is decoded by sqlx; leave its directory to the operator rather than guess.
     if !path.contains('%')
-        && let Some(dir) = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty())
+        && let Some(dir) = std::path::Path::new(path)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
     {
-        tokio::fs::create_dir_all(dir).await.map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))?;
+        tokio::fs::create_dir_all(dir)
+            .await
+            .map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))?;
     }
     let mut conn = AnyConnection::connect(url).await?;
-    let mode: String = sqlx::query("PRAGMA journal_mode = WAL").fetch_one(&mut conn).await?.try_get(0)?;
+    let mode: String = sqlx::query("PRAGMA journal_mode = WAL")
+        .fetch_one(&mut conn)
+        .await?
+        .try_get(0)?;
     conn.close().await?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StoreError::Config(format!("SQLite refused WAL journal mode (got {mode:?}) for {path}")));
+        return Err(StoreError::Config(format!(
+            "SQLite refused WAL journal mode (got {mode:?}) for {path}"
+        )));
     }
     Ok(())
 }
@@ -133,7 +166,13 @@ fn migrator(backend: Backend) -> Migrator {
     let migrations = files
         .iter()
         .map(|&(version, description, sql)| {
-            Migration::new(version, Cow::Borrowed(description), MigrationType::Simple, sql.into_sql_str(), false)
+            Migration::new(
+                version,
+                Cow::Borrowed(description),
+                MigrationType::Simple,
+                sql.into_sql_str(),
+                false,
+            )
         })
         .collect();
     Migrator::with_migrations(migrations)
@@ -146,14 +185,38 @@ mod tests {
     #[test]
     fn urls() {
         for (url, want) in [
-            ("sqlite:///tmp/a.db", Some((Backend::Sqlite, "sqlite:///tmp/a.db?mode=rwc"))),
-            ("sqlite:///tmp/a.db?mode=rwc", Some((Backend::Sqlite, "sqlite:///tmp/a.db?mode=rwc"))),
-            ("sqlite://data/a.db?mode=ro", Some((Backend::Sqlite, "sqlite://data/a.db?mode=ro"))),
-            ("sqlite://a.db?cache=shared", Some((Backend::Sqlite, "sqlite://a.db?cache=shared&mode=rwc"))),
-            ("sqlite:a.db", Some((Backend::Sqlite, "sqlite://a.db?mode=rwc"))),
-            ("sqlite://a.db?", Some((Backend::Sqlite, "sqlite://a.db?mode=rwc"))),
-            ("postgres://u@h:1/db", Some((Backend::Postgres, "postgres://u@h:1/db"))),
-            ("postgresql://u@h/db", Some((Backend::Postgres, "postgresql://u@h/db"))),
+            (
+                "sqlite:///tmp/a.db",
+                Some((Backend::Sqlite, "sqlite:///tmp/a.db?mode=rwc")),
+            ),
+            (
+                "sqlite:///tmp/a.db?mode=rwc",
+                Some((Backend::Sqlite, "sqlite:///tmp/a.db?mode=rwc")),
+            ),
+            (
+                "sqlite://data/a.db?mode=ro",
+                Some((Backend::Sqlite, "sqlite://data/a.db?mode=ro")),
+            ),
+            (
+                "sqlite://a.db?cache=shared",
+                Some((Backend::Sqlite, "sqlite://a.db?cache=shared&mode=rwc")),
+            ),
+            (
+                "sqlite:a.db",
+                Some((Backend::Sqlite, "sqlite://a.db?mode=rwc")),
+            ),
+            (
+                "sqlite://a.db?",
+                Some((Backend::Sqlite, "sqlite://a.db?mode=rwc")),
+            ),
+            (
+                "postgres://u@h:1/db",
+                Some((Backend::Postgres, "postgres://u@h:1/db")),
+            ),
+            (
+                "postgresql://u@h/db",
+                Some((Backend::Postgres, "postgresql://u@h/db")),
+            ),
             ("sqlite://", None),
             ("mysql://h/db", None),
             ("/tmp/a.db", None),
@@ -169,11 +232,20 @@ mod tests {
         use sqlx::ConnectOptions;
         use sqlx::sqlite::SqliteConnectOptions;
         for (url, file) in [
-            ("sqlite:///var/lib/tablebay/meta.db", "/var/lib/tablebay/meta.db"),
-            ("sqlite://./tablebay-data/meta.db?mode=rwc", "./tablebay-data/meta.db"),
+            (
+                "sqlite:///var/lib/tablebay/meta.db",
+                "/var/lib/tablebay/meta.db",
+            ),
+            (
+                "sqlite://./tablebay-data/meta.db?mode=rwc",
+                "./tablebay-data/meta.db",
+            ),
             ("sqlite://tablebay-data/meta.db", "tablebay-data/meta.db"),
             ("sqlite:meta.db", "meta.db"),
-            ("sqlite:///tmp/with space/Meta.DB", "/tmp/with space/Meta.DB"),
+            (
+                "sqlite:///tmp/with space/Meta.DB",
+                "/tmp/with space/Meta.DB",
+            ),
         ] {
             let (_, normalized) = normalize(url).unwrap();
             let any: sqlx::any::AnyConnectOptions = normalized.parse().unwrap();
@@ -193,13 +265,29 @@ mod tests {
         let mut conns = Vec::new();
         for _ in 0..3 {
             let mut conn = store.pool.acquire().await.unwrap();
-            let mode: String = sqlx::query("PRAGMA journal_mode").fetch_one(&mut *conn).await.unwrap().get(0);
+            let mode: String = sqlx::query("PRAGMA journal_mode")
+                .fetch_one(&mut *conn)
+                .await
+                .unwrap()
+                .get(0);
             assert_eq!(mode, "wal");
-            let timeout: i64 = sqlx::query("PRAGMA busy_timeout").fetch_one(&mut *conn).await.unwrap().get(0);
+            let timeout: i64 = sqlx::query("PRAGMA busy_timeout")
+                .fetch_one(&mut *conn)
+                .await
+                .unwrap()
+                .get(0);
             assert!(timeout >= 5000, "{timeout}");
-            let fk: i64 = sqlx::query("PRAGMA foreign_keys").fetch_one(&mut *conn).await.unwrap().get(0);
+            let fk: i64 = sqlx::query("PRAGMA foreign_keys")
+                .fetch_one(&mut *conn)
+                .await
+                .unwrap()
+                .get(0);
             assert_eq!(fk, 1);
-            let synchronous: i64 = sqlx::query("PRAGMA synchronous").fetch_one(&mut *conn).await.unwrap().get(0);
+            let synchronous: i64 = sqlx::query("PRAGMA synchronous")
+                .fetch_one(&mut *conn)
+                .await
+                .unwrap()
+                .get(0);
             assert_eq!(synchronous, 1, "NORMAL");
             conns.push(conn);
         }

@@ -53,14 +53,19 @@ impl MetaStore {
 
     /// Stores a record unless an unexpired one of the same key exists (the first answer wins); an expired one
     /// is replaced. Returns whether this record was stored.
-    pub async fn insert_idempotency_record(&self, record: &IdempotencyRecord) -> Result<bool, StoreError> {
+    pub async fn insert_idempotency_record(
+        &self,
+        record: &IdempotencyRecord,
+    ) -> Result<bool, StoreError> {
         let mut tx = self.begin_write().await?;
-        sqlx::query("DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND expires_at_ms <= $3")
-            .bind(record.scope.as_str())
-            .bind(record.key.as_str())
-            .bind(codec::millis(record.created_at))
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND expires_at_ms <= $3",
+        )
+        .bind(record.scope.as_str())
+        .bind(record.key.as_str())
+        .bind(codec::millis(record.created_at))
+        .execute(&mut *tx)
+        .await?;
         let inserted = sqlx::query(
             "INSERT INTO idempotency_keys (scope, key, fingerprint, status, body, created_at_ms, expires_at_ms) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (scope, key) DO NOTHING",
@@ -94,7 +99,8 @@ fn record_from_row(row: &AnyRow) -> Result<IdempotencyRecord, StoreError> {
         scope: codec::text(row, "scope")?,
         key: codec::text(row, "key")?,
         fingerprint: codec::text(row, "fingerprint")?,
-        status: u16::try_from(status).map_err(|_| StoreError::Corrupt(format!("idempotency status {status}")))?,
+        status: u16::try_from(status)
+            .map_err(|_| StoreError::Corrupt(format!("idempotency status {status}")))?,
         body: codec::text(row, "body")?,
         created_at: codec::time(row, "created_at_ms")?,
         expires_at: codec::time(row, "expires_at_ms")?,

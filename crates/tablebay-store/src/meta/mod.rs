@@ -7,12 +7,12 @@
 
 mod attributes;
 mod buckets;
-mod detached_storage;
 mod codec;
 mod connect;
-mod multipart;
+mod detached_storage;
 mod idempotency;
 mod jobs;
+mod multipart;
 mod namespaces;
 mod objects;
 mod tables;
@@ -20,10 +20,10 @@ mod views;
 
 pub use attributes::AttributeKey;
 pub use buckets::BucketRecord;
+pub use idempotency::IdempotencyRecord;
 pub use multipart::{CompletedUpload, PartRecord, UploadRecord};
 pub use namespaces::NamespaceRecord;
 pub use objects::{BlobSegment, KeyRange, KeyStart, ObjectRecord, StoredChecksum, WriteCondition};
-pub use idempotency::IdempotencyRecord;
 pub use jobs::{JobRecord, RunRecord};
 pub use tables::{PointerSwap, TableRecord};
 pub use views::ViewRecord;

@@ -12,8 +12,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use uuid::Uuid;
 
-use super::objects::{map_from_json, map_json, size, to_i64};
 use super::codec::{self, Tx};
+use super::objects::{map_from_json, map_json, size, to_i64};
 use super::{BlobSegment, MetaStore, ObjectRecord, WriteCondition};
 use crate::StoreError;
 
@@ -90,46 +90,55 @@ pub struct CompletedUpload {
 impl MetaStore {
     /// Records a new upload.
     pub async fn insert_upload(&self, upload: &UploadRecord) -> Result<(), StoreError> {
-        sqlx::query(concat!("INSERT INTO multipart_uploads (", upload_columns!(), ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"))
-            .bind(upload.upload_id.as_str())
-            .bind(upload.table_id.to_string())
-            .bind(upload.key.as_str())
-            .bind(upload.content_type.as_deref())
-            .bind(map_json(&upload.headers)?)
-            .bind(map_json(&upload.user_metadata)?)
-            .bind(upload.checksum_algorithm.as_deref())
-            .bind(upload.checksum_type.as_deref())
-            .bind(upload.initiator.as_str())
-            .bind(codec::millis(upload.initiated_at))
-            .execute(&self.pool)
-            .await
-            .map_err(|e| codec::insert_error(e, || format!("upload {}", upload.upload_id)))?;
+        sqlx::query(concat!(
+            "INSERT INTO multipart_uploads (",
+            upload_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        ))
+        .bind(upload.upload_id.as_str())
+        .bind(upload.table_id.to_string())
+        .bind(upload.key.as_str())
+        .bind(upload.content_type.as_deref())
+        .bind(map_json(&upload.headers)?)
+        .bind(map_json(&upload.user_metadata)?)
+        .bind(upload.checksum_algorithm.as_deref())
+        .bind(upload.checksum_type.as_deref())
+        .bind(upload.initiator.as_str())
+        .bind(codec::millis(upload.initiated_at))
+        .execute(&self.pool)
+        .await
+        .map_err(|e| codec::insert_error(e, || format!("upload {}", upload.upload_id)))?;
         Ok(())
     }
 
     /// The upload with this id, if it is still in progress.
     pub async fn upload(&self, upload_id: &str) -> Result<Option<UploadRecord>, StoreError> {
-        sqlx::query(concat!("SELECT ", upload_columns!(), " FROM multipart_uploads WHERE upload_id = $1"))
-            .bind(upload_id)
-            .fetch_optional(&self.pool)
-            .await?
-            .as_ref()
-            .map(upload_from_row)
-            .transpose()
+        sqlx::query(concat!(
+            "SELECT ",
+            upload_columns!(),
+            " FROM multipart_uploads WHERE upload_id = $1"
+        ))
+        .bind(upload_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .as_ref()
+        .map(upload_from_row)
+        .transpose()
     }
 
     /// Records a part, replacing an earlier upload of the same part number; returns the replaced part's blob key.
     /// `NotFound` if the upload is gone (completed, aborted or expired).
     pub async fn put_part(&self, part: &PartRecord) -> Result<Option<String>, StoreError> {
         let mut tx = self.begin_write().await?;
-        let replaced: Option<String> =
-            sqlx::query("SELECT blob_key FROM multipart_parts WHERE upload_id = $1 AND part_number = $2")
-                .bind(part.upload_id.as_str())
-                .bind(i64::from(part.part_number))
-                .fetch_optional(&mut *tx)
-                .await?
-                .map(|row| row.try_get("blob_key"))
-                .transpose()?;
+        let replaced: Option<String> = sqlx::query(
+            "SELECT blob_key FROM multipart_parts WHERE upload_id = $1 AND part_number = $2",
+        )
+        .bind(part.upload_id.as_str())
+        .bind(i64::from(part.part_number))
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|row| row.try_get("blob_key"))
+        .transpose()?;
         // INSERT … SELECT from the upload row: no row is inserted once the upload is gone.
         let inserted = sqlx::query(concat!(
             "INSERT INTO multipart_parts (",
@@ -158,7 +167,12 @@ impl MetaStore {
     }
 
     /// Up to `limit` parts of the upload with numbers above `after`, in order.
-    pub async fn list_parts(&self, upload_id: &str, after: u32, limit: u32) -> Result<Vec<PartRecord>, StoreError> {
+    pub async fn list_parts(
+        &self,
+        upload_id: &str,
+        after: u32,
+        limit: u32,
+    ) -> Result<Vec<PartRecord>, StoreError> {
         sqlx::query(concat!(
             "SELECT ",
             part_columns!(),
@@ -221,10 +235,11 @@ impl MetaStore {
         if !lock_upload(self, &mut tx, upload_id).await? {
             return Err(StoreError::NotFound);
         }
-        let rows = sqlx::query("SELECT part_number, blob_key FROM multipart_parts WHERE upload_id = $1")
-            .bind(upload_id)
-            .fetch_all(&mut *tx)
-            .await?;
+        let rows =
+            sqlx::query("SELECT part_number, blob_key FROM multipart_parts WHERE upload_id = $1")
+                .bind(upload_id)
+                .fetch_all(&mut *tx)
+                .await?;
         let mut current = BTreeMap::new();
         for row in &rows {
             let number: i64 = row.try_get("part_number")?;
@@ -233,14 +248,25 @@ impl MetaStore {
         }
         for (number, key) in expected {
             if current.remove(&i64::from(*number)).as_deref() != Some(key.as_str()) {
-                return Err(StoreError::Conflict(format!("part {number} changed while the upload was completing")));
+                return Err(StoreError::Conflict(format!(
+                    "part {number} changed while the upload was completing"
+                )));
             }
         }
         let replaced = self.replace_object_in(&mut tx, object, condition).await?;
-        sqlx::query("DELETE FROM multipart_parts WHERE upload_id = $1").bind(upload_id).execute(&mut *tx).await?;
-        sqlx::query("DELETE FROM multipart_uploads WHERE upload_id = $1").bind(upload_id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM multipart_parts WHERE upload_id = $1")
+            .bind(upload_id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM multipart_uploads WHERE upload_id = $1")
+            .bind(upload_id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
-        Ok(CompletedUpload { replaced, unused_parts: current.into_values().collect() })
+        Ok(CompletedUpload {
+            replaced,
+            unused_parts: current.into_values().collect(),
+        })
     }
 
     /// Deletes an upload and its parts, returning the parts' blob keys. `NotFound` if it is gone.
@@ -249,14 +275,18 @@ impl MetaStore {
         if !lock_upload(self, &mut tx, upload_id).await? {
             return Err(StoreError::NotFound);
         }
-        let keys = sqlx::query("DELETE FROM multipart_parts WHERE upload_id = $1 RETURNING blob_key")
+        let keys =
+            sqlx::query("DELETE FROM multipart_parts WHERE upload_id = $1 RETURNING blob_key")
+                .bind(upload_id)
+                .fetch_all(&mut *tx)
+                .await?
+                .iter()
+                .map(|row| row.try_get("blob_key").map_err(StoreError::from))
+                .collect::<Result<Vec<String>, _>>()?;
+        sqlx::query("DELETE FROM multipart_uploads WHERE upload_id = $1")
             .bind(upload_id)
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|row| row.try_get("blob_key").map_err(StoreError::from))
-            .collect::<Result<Vec<String>, _>>()?;
-        sqlx::query("DELETE FROM multipart_uploads WHERE upload_id = $1").bind(upload_id).execute(&mut *tx).await?;
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(keys)
     }
@@ -284,7 +314,11 @@ impl MetaStore {
     }
 
     /// Ids of up to `limit` uploads started before `cutoff`, oldest first (for the expiry sweep).
-    pub async fn uploads_started_before(&self, cutoff: DateTime<Utc>, limit: u32) -> Result<Vec<String>, StoreError> {
+    pub async fn uploads_started_before(
+        &self,
+        cutoff: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError> {
         sqlx::query("SELECT upload_id FROM multipart_uploads WHERE initiated_at_ms < $1 ORDER BY initiated_at_ms LIMIT $2")
             .bind(codec::millis(cutoff))
             .bind(i64::from(limit))
@@ -301,9 +335,15 @@ impl MetaStore {
 async fn lock_upload(store: &MetaStore, tx: &mut Tx, upload_id: &str) -> Result<bool, StoreError> {
     let select = match store.backend {
         super::Backend::Sqlite => "SELECT upload_id FROM multipart_uploads WHERE upload_id = $1",
-        super::Backend::Postgres => "SELECT upload_id FROM multipart_uploads WHERE upload_id = $1 FOR UPDATE",
+        super::Backend::Postgres => {
+            "SELECT upload_id FROM multipart_uploads WHERE upload_id = $1 FOR UPDATE"
+        }
     };
-    Ok(sqlx::query(select).bind(upload_id).fetch_optional(&mut **tx).await?.is_some())
+    Ok(sqlx::query(select)
+        .bind(upload_id)
+        .fetch_optional(&mut **tx)
+        .await?
+        .is_some())
 }
 
 fn upload_from_row(row: &AnyRow) -> Result<UploadRecord, StoreError> {
@@ -325,7 +365,8 @@ fn part_from_row(row: &AnyRow) -> Result<PartRecord, StoreError> {
     let number: i64 = row.try_get("part_number")?;
     Ok(PartRecord {
         upload_id: codec::text(row, "upload_id")?,
-        part_number: u32::try_from(number).map_err(|_| StoreError::Corrupt(format!("part number {number}")))?,
+        part_number: u32::try_from(number)
+            .map_err(|_| StoreError::Corrupt(format!("part number {number}")))?,
         size: size(row, "size")?,
         etag: codec::text(row, "etag")?,
         checksum_algorithm: row.try_get("checksum_algorithm")?,

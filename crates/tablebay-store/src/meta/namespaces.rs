@@ -50,7 +50,11 @@ impl MetaStore {
     }
 
     /// The namespace `name` in `bucket_id`, if any.
-    pub async fn namespace_by_name(&self, bucket_id: Uuid, name: &str) -> Result<Option<NamespaceRecord>, StoreError> {
+    pub async fn namespace_by_name(
+        &self,
+        bucket_id: Uuid,
+        name: &str,
+    ) -> Result<Option<NamespaceRecord>, StoreError> {
         sqlx::query(
             "SELECT id, bucket_id, name, created_at_ms, created_by, properties FROM namespaces \
              WHERE bucket_id = $1 AND name = $2",
@@ -117,9 +121,14 @@ impl MetaStore {
             .fetch_optional(&mut *tx)
             .await?;
         if table.is_some() {
-            return Err(StoreError::Conflict(format!("namespace {id} still holds tables")));
+            return Err(StoreError::Conflict(format!(
+                "namespace {id} still holds tables"
+            )));
         }
-        let deleted = sqlx::query("DELETE FROM namespaces WHERE id = $1").bind(id.as_str()).execute(&mut *tx).await?;
+        let deleted = sqlx::query("DELETE FROM namespaces WHERE id = $1")
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
         if deleted.rows_affected() == 0 {
             return Err(StoreError::NotFound);
         }
@@ -130,7 +139,8 @@ impl MetaStore {
 
 /// The stored form of namespace properties.
 fn properties_json(properties: &BTreeMap<String, String>) -> Result<String, StoreError> {
-    serde_json::to_string(properties).map_err(|e| StoreError::Corrupt(format!("namespace properties: {e}")))
+    serde_json::to_string(properties)
+        .map_err(|e| StoreError::Corrupt(format!("namespace properties: {e}")))
 }
 
 /// Decodes a `namespaces` row.
@@ -142,7 +152,8 @@ fn namespace_from_row(row: &AnyRow) -> Result<NamespaceRecord, StoreError> {
         name: codec::text(row, "name")?,
         created_at: codec::time(row, "created_at_ms")?,
         created_by: codec::text(row, "created_by")?,
-        properties: serde_json::from_str(&properties)
-            .map_err(|e| StoreError::Corrupt(format!("namespace properties {properties:?}: {e}")))?,
+        properties: serde_json::from_str(&properties).map_err(|e| {
+            StoreError::Corrupt(format!("namespace properties {properties:?}: {e}"))
+        })?,
     })
 }

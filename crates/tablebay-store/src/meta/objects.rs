@@ -132,24 +132,42 @@ impl MetaStore {
         // locks that row and replaces it, so its blobs are handed back too.
         let select = match self.backend {
             Backend::Sqlite => "SELECT etag, blobs FROM objects WHERE table_id = $1 AND key = $2",
-            Backend::Postgres => "SELECT etag, blobs FROM objects WHERE table_id = $1 AND key = $2 FOR UPDATE",
+            Backend::Postgres => {
+                "SELECT etag, blobs FROM objects WHERE table_id = $1 AND key = $2 FOR UPDATE"
+            }
         };
         let (algorithm, value, kind) = match &object.checksum {
-            Some(c) => (Some(c.algorithm.as_str()), Some(c.value.as_str()), Some(c.kind.as_str())),
+            Some(c) => (
+                Some(c.algorithm.as_str()),
+                Some(c.value.as_str()),
+                Some(c.kind.as_str()),
+            ),
             None => (None, None, None),
         };
         loop {
-            let current =
-                sqlx::query(select).bind(table_id.as_str()).bind(object.key.as_str()).fetch_optional(&mut **tx).await?;
-            let current_etag = current.as_ref().map(|row| codec::text(row, "etag")).transpose()?;
+            let current = sqlx::query(select)
+                .bind(table_id.as_str())
+                .bind(object.key.as_str())
+                .fetch_optional(&mut **tx)
+                .await?;
+            let current_etag = current
+                .as_ref()
+                .map(|row| codec::text(row, "etag"))
+                .transpose()?;
             match (condition, current_etag.as_deref()) {
                 (WriteCondition::Always, _) | (WriteCondition::IfAbsent, None) => {}
                 (WriteCondition::IfEtag(want), Some(have)) if want == have => {}
                 (WriteCondition::IfAbsent, Some(_)) => {
-                    return Err(StoreError::PreconditionFailed(format!("{:?} exists", object.key)));
+                    return Err(StoreError::PreconditionFailed(format!(
+                        "{:?} exists",
+                        object.key
+                    )));
                 }
                 (WriteCondition::IfEtag(_), _) => {
-                    return Err(StoreError::PreconditionFailed(format!("{:?} has another ETag", object.key)));
+                    return Err(StoreError::PreconditionFailed(format!(
+                        "{:?} has another ETag",
+                        object.key
+                    )));
                 }
             }
             let Some(row) = current else {
@@ -207,19 +225,31 @@ impl MetaStore {
     }
 
     /// The current object at `key`, if any.
-    pub async fn object(&self, table_id: Uuid, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
-        sqlx::query(concat!("SELECT ", object_columns!(), " FROM objects WHERE table_id = $1 AND key = $2"))
-            .bind(table_id.to_string())
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await?
-            .as_ref()
-            .map(object_from_row)
-            .transpose()
+    pub async fn object(
+        &self,
+        table_id: Uuid,
+        key: &str,
+    ) -> Result<Option<ObjectRecord>, StoreError> {
+        sqlx::query(concat!(
+            "SELECT ",
+            object_columns!(),
+            " FROM objects WHERE table_id = $1 AND key = $2"
+        ))
+        .bind(table_id.to_string())
+        .bind(key)
+        .fetch_optional(&self.pool)
+        .await?
+        .as_ref()
+        .map(object_from_row)
+        .transpose()
     }
 
     /// Removes the object at `key` and returns it (`None` if there was none).
-    pub async fn delete_object(&self, table_id: Uuid, key: &str) -> Result<Option<ObjectRecord>, StoreError> {
+    pub async fn delete_object(
+        &self,
+        table_id: Uuid,
+        key: &str,
+    ) -> Result<Option<ObjectRecord>, StoreError> {
         let mut tx = self.begin_write().await?;
         let deleted = sqlx::query(concat!(
             "DELETE FROM objects WHERE table_id = $1 AND key = $2 RETURNING ",
@@ -241,15 +271,24 @@ impl MetaStore {
             .bind(table_id.to_string())
             .execute(&mut *tx)
             .await?;
-        sqlx::query("DELETE FROM multipart_uploads WHERE table_id = $1").bind(table_id.to_string()).execute(&mut *tx).await?;
-        let objects =
-            sqlx::query("DELETE FROM objects WHERE table_id = $1").bind(table_id.to_string()).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM multipart_uploads WHERE table_id = $1")
+            .bind(table_id.to_string())
+            .execute(&mut *tx)
+            .await?;
+        let objects = sqlx::query("DELETE FROM objects WHERE table_id = $1")
+            .bind(table_id.to_string())
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(objects.rows_affected())
     }
 
     /// Removes the objects at `keys` in one transaction and returns those that existed.
-    pub async fn delete_objects(&self, table_id: Uuid, keys: &[&str]) -> Result<Vec<ObjectRecord>, StoreError> {
+    pub async fn delete_objects(
+        &self,
+        table_id: Uuid,
+        keys: &[&str],
+    ) -> Result<Vec<ObjectRecord>, StoreError> {
         let table_id = table_id.to_string();
         let mut tx = self.begin_write().await?;
         let mut deleted = Vec::new();
@@ -356,9 +395,11 @@ fn object_from_row(row: &AnyRow) -> Result<ObjectRecord, StoreError> {
     let value: Option<String> = row.try_get("checksum_value")?;
     let kind: Option<String> = row.try_get("checksum_type")?;
     let checksum = match (algorithm, value) {
-        (Some(algorithm), Some(value)) => {
-            Some(StoredChecksum { algorithm, value, kind: kind.unwrap_or_else(|| "FULL_OBJECT".to_owned()) })
-        }
+        (Some(algorithm), Some(value)) => Some(StoredChecksum {
+            algorithm,
+            value,
+            kind: kind.unwrap_or_else(|| "FULL_OBJECT".to_owned()),
+        }),
         _ => None,
     };
     let parts_count: Option<i64> = row.try_get("parts_count")?;

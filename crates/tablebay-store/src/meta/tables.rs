@@ -9,8 +9,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use uuid::Uuid;
 
-use super::{BucketRecord, MetaStore};
 use super::codec::{self, Tx, insert_error};
+use super::{BucketRecord, MetaStore};
 use crate::StoreError;
 
 /// `SELECT` of every `TableRecord` column from `tables t JOIN namespaces n`; append the `WHERE`.
@@ -107,15 +107,22 @@ impl MetaStore {
     }
 
     /// The table `name` in namespace `namespace_id`, if any.
-    pub async fn table_by_name(&self, namespace_id: Uuid, name: &str) -> Result<Option<TableRecord>, StoreError> {
-        sqlx::query(concat!(select_tables!(), "WHERE t.namespace_id = $1 AND t.name = $2"))
-            .bind(namespace_id.to_string())
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await?
-            .as_ref()
-            .map(table_from_row)
-            .transpose()
+    pub async fn table_by_name(
+        &self,
+        namespace_id: Uuid,
+        name: &str,
+    ) -> Result<Option<TableRecord>, StoreError> {
+        sqlx::query(concat!(
+            select_tables!(),
+            "WHERE t.namespace_id = $1 AND t.name = $2"
+        ))
+        .bind(namespace_id.to_string())
+        .bind(name)
+        .fetch_optional(&self.pool)
+        .await?
+        .as_ref()
+        .map(table_from_row)
+        .transpose()
     }
 
     /// The table with this id, if any.
@@ -140,7 +147,13 @@ impl MetaStore {
         .bind(id.to_string())
         .fetch_optional(&self.pool)
         .await?;
-        row.map(|row| Ok((codec::text(&row, "account_id")?, codec::text(&row, "bucket_name")?))).transpose()
+        row.map(|row| {
+            Ok((
+                codec::text(&row, "account_id")?,
+                codec::text(&row, "bucket_name")?,
+            ))
+        })
+        .transpose()
     }
 
     /// Up to `limit` tables of the bucket ordered by (namespace name, table name): only namespace `namespace_id`
@@ -336,7 +349,10 @@ impl MetaStore {
 /// Why a conditional write on table `id` matched no row: `Conflict` if the row is there (its token moved on),
 /// `NotFound` if it is gone.
 async fn lost_race(tx: &mut Tx, id: &str) -> StoreError {
-    let found = sqlx::query("SELECT id FROM tables WHERE id = $1").bind(id).fetch_optional(&mut **tx).await;
+    let found = sqlx::query("SELECT id FROM tables WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await;
     match found {
         Ok(Some(_)) => StoreError::Conflict(format!("table {id} has a newer version token")),
         Ok(None) => StoreError::NotFound,

@@ -80,15 +80,22 @@ impl MetaStore {
     }
 
     /// The view `name` in namespace `namespace_id`, if any.
-    pub async fn view_by_name(&self, namespace_id: Uuid, name: &str) -> Result<Option<ViewRecord>, StoreError> {
-        sqlx::query(concat!(select_views!(), "WHERE v.namespace_id = $1 AND v.name = $2"))
-            .bind(namespace_id.to_string())
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await?
-            .as_ref()
-            .map(view_from_row)
-            .transpose()
+    pub async fn view_by_name(
+        &self,
+        namespace_id: Uuid,
+        name: &str,
+    ) -> Result<Option<ViewRecord>, StoreError> {
+        sqlx::query(concat!(
+            select_views!(),
+            "WHERE v.namespace_id = $1 AND v.name = $2"
+        ))
+        .bind(namespace_id.to_string())
+        .bind(name)
+        .fetch_optional(&self.pool)
+        .await?
+        .as_ref()
+        .map(view_from_row)
+        .transpose()
     }
 
     /// Up to `limit` views of namespace `namespace_id` ordered by name, strictly after `after`.
@@ -140,7 +147,10 @@ impl MetaStore {
         if updated.rows_affected() == 1 {
             return Ok(());
         }
-        let found = sqlx::query("SELECT id FROM iceberg_views WHERE id = $1").bind(id.as_str()).fetch_optional(&self.pool).await?;
+        let found = sqlx::query("SELECT id FROM iceberg_views WHERE id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
         Err(match found {
             Some(_) => StoreError::Conflict(format!("view {id} has a newer version token")),
             None => StoreError::NotFound,

@@ -23,26 +23,64 @@ pub(crate) async fn buckets_insert_and_get(env: Env) {
     let b = bucket("111122223333", "analytics");
     store.insert_bucket(&b).await.unwrap();
     assert_eq!(store.bucket_by_id(b.id).await.unwrap(), Some(b.clone()));
-    assert_eq!(store.bucket_by_name("111122223333", "analytics").await.unwrap(), Some(b.clone()));
-    assert_eq!(store.bucket_by_name("111122223333", "other").await.unwrap(), None);
-    assert_eq!(store.bucket_by_name("999999999999", "analytics").await.unwrap(), None);
+    assert_eq!(
+        store
+            .bucket_by_name("111122223333", "analytics")
+            .await
+            .unwrap(),
+        Some(b.clone())
+    );
+    assert_eq!(
+        store.bucket_by_name("111122223333", "other").await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .bucket_by_name("999999999999", "analytics")
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(store.bucket_by_id(Uuid::now_v7()).await.unwrap(), None);
 
     // Same name in the same account: AlreadyExists; in another account: fine.
-    assert_already_exists(store.insert_bucket(&bucket("111122223333", "analytics")).await);
-    store.insert_bucket(&bucket("999999999999", "analytics")).await.unwrap();
+    assert_already_exists(
+        store
+            .insert_bucket(&bucket("111122223333", "analytics"))
+            .await,
+    );
+    store
+        .insert_bucket(&bucket("999999999999", "analytics"))
+        .await
+        .unwrap();
     // Same id again: AlreadyExists too.
-    assert_already_exists(store.insert_bucket(&BucketRecord { name: "fresh".into(), ..b }).await);
+    assert_already_exists(
+        store
+            .insert_bucket(&BucketRecord {
+                name: "fresh".into(),
+                ..b
+            })
+            .await,
+    );
 }
 
 pub(crate) async fn buckets_list_pagination(env: Env) {
     let store = &env.store;
     for name in TRICKY_NAMES {
-        store.insert_bucket(&bucket("111122223333", name)).await.unwrap();
+        store
+            .insert_bucket(&bucket("111122223333", name))
+            .await
+            .unwrap();
     }
-    store.insert_bucket(&bucket("999999999999", "aa-other-account")).await.unwrap();
+    store
+        .insert_bucket(&bucket("999999999999", "aa-other-account"))
+        .await
+        .unwrap();
     let list = |prefix: Option<&'static str>, after: Option<String>, limit: u32| async move {
-        let rows = store.list_buckets("111122223333", prefix, after.as_deref(), limit).await.unwrap();
+        let rows = store
+            .list_buckets("111122223333", prefix, after.as_deref(), limit)
+            .await
+            .unwrap();
         assert!(rows.iter().all(|b| b.account_id == "111122223333"));
         names(&rows, |b| &b.name)
     };
@@ -50,8 +88,14 @@ pub(crate) async fn buckets_list_pagination(env: Env) {
     assert_eq!(list(None, None, 100).await, TRICKY_NAMES);
     assert_eq!(list(None, None, 3).await, ["a%b", "a-b", "a0"]);
     assert_eq!(list(None, Some("aB".into()), 3).await, ["a_b", "aa", "ab"]);
-    assert_eq!(list(None, Some("a_".into()), 100).await, ["a_b", "aa", "ab", "abc", "b"]);
-    assert_eq!(list(None, Some("b".into()), 100).await, Vec::<String>::new());
+    assert_eq!(
+        list(None, Some("a_".into()), 100).await,
+        ["a_b", "aa", "ab", "abc", "b"]
+    );
+    assert_eq!(
+        list(None, Some("b".into()), 100).await,
+        Vec::<String>::new()
+    );
     assert_eq!(list(None, None, 0).await, Vec::<String>::new());
     assert_eq!(list(Some("a_"), None, 100).await, ["a_b"]);
     assert_eq!(list(Some("a%"), None, 100).await, ["a%b"]);
@@ -60,8 +104,15 @@ pub(crate) async fn buckets_list_pagination(env: Env) {
     assert_eq!(list(Some("A"), None, 100).await, Vec::<String>::new());
     assert_eq!(list(Some(""), None, 100).await, TRICKY_NAMES);
     for limit in 1..=4 {
-        assert_eq!(paginate(limit, |after, limit| list(None, after, limit)).await, TRICKY_NAMES, "limit {limit}");
-        assert_eq!(paginate(limit, |after, limit| list(Some("a"), after, limit)).await, TRICKY_NAMES[..8]);
+        assert_eq!(
+            paginate(limit, |after, limit| list(None, after, limit)).await,
+            TRICKY_NAMES,
+            "limit {limit}"
+        );
+        assert_eq!(
+            paginate(limit, |after, limit| list(Some("a"), after, limit)).await,
+            TRICKY_NAMES[..8]
+        );
     }
 }
 
@@ -70,41 +121,79 @@ pub(crate) async fn buckets_delete(env: Env) {
     assert_not_found(store.delete_bucket(Uuid::now_v7()).await);
 
     let (b, ns) = bucket_with_namespace(store).await;
-    store.set_attribute(b.id, AttributeKey::Policy, r#"{"Version":"2012-10-17"}"#).await.unwrap();
-    store.set_attribute(b.id, AttributeKey::Encryption, "{}").await.unwrap();
+    store
+        .set_attribute(b.id, AttributeKey::Policy, r#"{"Version":"2012-10-17"}"#)
+        .await
+        .unwrap();
+    store
+        .set_attribute(b.id, AttributeKey::Encryption, "{}")
+        .await
+        .unwrap();
     assert_conflict(store.delete_bucket(b.id).await);
     assert_eq!(store.bucket_by_id(b.id).await.unwrap(), Some(b.clone()));
 
     store.delete_namespace(ns.id).await.unwrap();
     store.delete_bucket(b.id).await.unwrap();
     assert_eq!(store.bucket_by_id(b.id).await.unwrap(), None);
-    assert_eq!(store.attribute(b.id, AttributeKey::Policy).await.unwrap(), None);
-    assert_eq!(store.attribute(b.id, AttributeKey::Encryption).await.unwrap(), None);
+    assert_eq!(
+        store.attribute(b.id, AttributeKey::Policy).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .attribute(b.id, AttributeKey::Encryption)
+            .await
+            .unwrap(),
+        None
+    );
     assert_not_found(store.delete_bucket(b.id).await);
     // The name is free again.
-    store.insert_bucket(&bucket("111122223333", "bucket")).await.unwrap();
+    store
+        .insert_bucket(&bucket("111122223333", "bucket"))
+        .await
+        .unwrap();
 }
 
 pub(crate) async fn namespaces_insert_and_get(env: Env) {
     let store = &env.store;
     let (b, ns) = bucket_with_namespace(store).await;
-    assert_eq!(store.namespace_by_name(b.id, "ns").await.unwrap(), Some(ns.clone()));
+    assert_eq!(
+        store.namespace_by_name(b.id, "ns").await.unwrap(),
+        Some(ns.clone())
+    );
     assert_eq!(store.namespace_by_name(b.id, "other").await.unwrap(), None);
-    assert_eq!(store.namespace_by_name(Uuid::now_v7(), "ns").await.unwrap(), None);
+    assert_eq!(
+        store.namespace_by_name(Uuid::now_v7(), "ns").await.unwrap(),
+        None
+    );
 
     assert_already_exists(store.insert_namespace(&namespace(b.id, "ns")).await);
-    assert_not_found(store.insert_namespace(&namespace(Uuid::now_v7(), "orphan")).await);
+    assert_not_found(
+        store
+            .insert_namespace(&namespace(Uuid::now_v7(), "orphan"))
+            .await,
+    );
 
     // Same name in another bucket: fine.
     let other = bucket("111122223333", "other");
     store.insert_bucket(&other).await.unwrap();
-    store.insert_namespace(&namespace(other.id, "ns")).await.unwrap();
+    store
+        .insert_namespace(&namespace(other.id, "ns"))
+        .await
+        .unwrap();
 
     let mut with_props = namespace(b.id, "props");
-    with_props.properties.insert("owner".into(), "data-team".into());
-    with_props.properties.insert("quote\"d".into(), "uni\u{e7}ode".into());
+    with_props
+        .properties
+        .insert("owner".into(), "data-team".into());
+    with_props
+        .properties
+        .insert("quote\"d".into(), "uni\u{e7}ode".into());
     store.insert_namespace(&with_props).await.unwrap();
-    assert_eq!(store.namespace_by_name(b.id, "props").await.unwrap(), Some(with_props));
+    assert_eq!(
+        store.namespace_by_name(b.id, "props").await.unwrap(),
+        Some(with_props)
+    );
 }
 
 pub(crate) async fn namespaces_list_pagination(env: Env) {
@@ -113,12 +202,21 @@ pub(crate) async fn namespaces_list_pagination(env: Env) {
     store.insert_bucket(&b).await.unwrap();
     let other = bucket("111122223333", "other");
     store.insert_bucket(&other).await.unwrap();
-    store.insert_namespace(&namespace(other.id, "aa-elsewhere")).await.unwrap();
+    store
+        .insert_namespace(&namespace(other.id, "aa-elsewhere"))
+        .await
+        .unwrap();
     for name in TRICKY_NAMES {
-        store.insert_namespace(&namespace(b.id, name)).await.unwrap();
+        store
+            .insert_namespace(&namespace(b.id, name))
+            .await
+            .unwrap();
     }
     let list = |prefix: Option<&'static str>, after: Option<String>, limit: u32| async move {
-        let rows = store.list_namespaces(b.id, prefix, after.as_deref(), limit).await.unwrap();
+        let rows = store
+            .list_namespaces(b.id, prefix, after.as_deref(), limit)
+            .await
+            .unwrap();
         assert!(rows.iter().all(|ns| ns.bucket_id == b.id));
         names(&rows, |ns| &ns.name)
     };
@@ -128,23 +226,51 @@ pub(crate) async fn namespaces_list_pagination(env: Env) {
     assert_eq!(list(Some("a"), Some("aa".into()), 2).await, ["ab", "abc"]);
     assert_eq!(list(None, None, 0).await, Vec::<String>::new());
     for limit in 1..=4 {
-        assert_eq!(paginate(limit, |after, limit| list(None, after, limit)).await, TRICKY_NAMES);
+        assert_eq!(
+            paginate(limit, |after, limit| list(None, after, limit)).await,
+            TRICKY_NAMES
+        );
     }
-    assert!(store.list_namespaces(Uuid::now_v7(), None, None, 100).await.unwrap().is_empty());
+    assert!(
+        store
+            .list_namespaces(Uuid::now_v7(), None, None, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 pub(crate) async fn namespaces_properties(env: Env) {
     let store = &env.store;
     let (b, mut ns) = bucket_with_namespace(store).await;
     ns.properties = BTreeMap::from([("a".into(), "1".into()), ("b".into(), "2".into())]);
-    store.set_namespace_properties(ns.id, &ns.properties).await.unwrap();
-    assert_eq!(store.namespace_by_name(b.id, "ns").await.unwrap(), Some(ns.clone()));
+    store
+        .set_namespace_properties(ns.id, &ns.properties)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.namespace_by_name(b.id, "ns").await.unwrap(),
+        Some(ns.clone())
+    );
     // A replacement, not a merge.
     ns.properties = BTreeMap::from([("c".into(), "3".into())]);
-    store.set_namespace_properties(ns.id, &ns.properties).await.unwrap();
-    assert_eq!(store.namespace_by_name(b.id, "ns").await.unwrap(), Some(ns.clone()));
-    assert_eq!(store.list_namespaces(b.id, None, None, 10).await.unwrap(), [ns]);
-    assert_not_found(store.set_namespace_properties(Uuid::now_v7(), &BTreeMap::new()).await);
+    store
+        .set_namespace_properties(ns.id, &ns.properties)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.namespace_by_name(b.id, "ns").await.unwrap(),
+        Some(ns.clone())
+    );
+    assert_eq!(
+        store.list_namespaces(b.id, None, None, 10).await.unwrap(),
+        [ns]
+    );
+    assert_not_found(
+        store
+            .set_namespace_properties(Uuid::now_v7(), &BTreeMap::new())
+            .await,
+    );
 }
 
 pub(crate) async fn namespaces_delete(env: Env) {
@@ -168,7 +294,10 @@ pub(crate) async fn tables_insert_and_get(env: Env) {
     let t = table(&ns, "events");
     store.insert_table(&t).await.unwrap();
     assert_eq!(store.table_by_id(t.id).await.unwrap(), Some(t.clone()));
-    assert_eq!(store.table_by_name(ns.id, "events").await.unwrap(), Some(t.clone()));
+    assert_eq!(
+        store.table_by_name(ns.id, "events").await.unwrap(),
+        Some(t.clone())
+    );
     assert_eq!(store.table_by_name(ns.id, "other").await.unwrap(), None);
     assert_eq!(store.table_by_id(Uuid::now_v7()).await.unwrap(), None);
 
@@ -177,14 +306,31 @@ pub(crate) async fn tables_insert_and_get(env: Env) {
     t2.namespace_name = "ignored".into();
     t2.metadata_location = Some("s3://x/metadata/00000.metadata.json".into());
     store.insert_table(&t2).await.unwrap();
-    assert_eq!(store.table_by_id(t2.id).await.unwrap(), Some(TableRecord { namespace_name: "ns".into(), ..t2 }));
+    assert_eq!(
+        store.table_by_id(t2.id).await.unwrap(),
+        Some(TableRecord {
+            namespace_name: "ns".into(),
+            ..t2
+        })
+    );
 
     assert_already_exists(store.insert_table(&table(&ns, "events")).await);
-    assert_not_found(store.insert_table(&table(&namespace(b.id, "missing"), "t")).await);
+    assert_not_found(
+        store
+            .insert_table(&table(&namespace(b.id, "missing"), "t"))
+            .await,
+    );
     // The namespace must be in the record's bucket.
     let other = bucket("111122223333", "other");
     store.insert_bucket(&other).await.unwrap();
-    assert_not_found(store.insert_table(&TableRecord { bucket_id: other.id, ..table(&ns, "cross") }).await);
+    assert_not_found(
+        store
+            .insert_table(&TableRecord {
+                bucket_id: other.id,
+                ..table(&ns, "cross")
+            })
+            .await,
+    );
     assert_eq!(store.table_by_name(ns.id, "cross").await.unwrap(), None);
 }
 
@@ -195,7 +341,14 @@ pub(crate) async fn tables_list(env: Env) {
     let ns_c = namespace(b.id, "zeta");
     store.insert_namespace(&ns_a).await.unwrap();
     store.insert_namespace(&ns_c).await.unwrap();
-    for (ns, name) in [(&ns_c, "a"), (&ns_b, "b_1"), (&ns_a, "x"), (&ns_b, "a"), (&ns_a, "b%1"), (&ns_b, "bx1")] {
+    for (ns, name) in [
+        (&ns_c, "a"),
+        (&ns_b, "b_1"),
+        (&ns_a, "x"),
+        (&ns_b, "a"),
+        (&ns_a, "b%1"),
+        (&ns_b, "bx1"),
+    ] {
         store.insert_table(&table(ns, name)).await.unwrap();
     }
     // A table in another bucket never shows.
@@ -203,30 +356,65 @@ pub(crate) async fn tables_list(env: Env) {
     assert_ne!(other.bucket_id, b.id);
 
     let all_ns = [&ns_a, &ns_b, &ns_c];
-    let list = |namespace_id: Option<Uuid>, prefix: Option<&'static str>, after: Option<(String, String)>, limit| async move {
+    let list = |namespace_id: Option<Uuid>,
+                prefix: Option<&'static str>,
+                after: Option<(String, String)>,
+                limit| async move {
         let after = after.as_ref().map(|(n, t)| (n.as_str(), t.as_str()));
-        let rows = store.list_tables(b.id, namespace_id, prefix, after, limit).await.unwrap();
+        let rows = store
+            .list_tables(b.id, namespace_id, prefix, after, limit)
+            .await
+            .unwrap();
         for row in &rows {
             assert_eq!(row.bucket_id, b.id);
-            let ns = all_ns.into_iter().find(|ns| ns.id == row.namespace_id).unwrap();
+            let ns = all_ns
+                .into_iter()
+                .find(|ns| ns.id == row.namespace_id)
+                .unwrap();
             assert_eq!(row.namespace_name, ns.name);
         }
-        rows.iter().map(|t| format!("{}.{}", t.namespace_name, t.name)).collect::<Vec<_>>()
+        rows.iter()
+            .map(|t| format!("{}.{}", t.namespace_name, t.name))
+            .collect::<Vec<_>>()
     };
     let everything = ["alpha.b%1", "alpha.x", "ns.a", "ns.b_1", "ns.bx1", "zeta.a"];
     assert_eq!(list(None, None, None, 100).await, everything);
     assert_eq!(list(None, None, None, 2).await, ["alpha.b%1", "alpha.x"]);
-    assert_eq!(list(None, None, Some(("alpha".into(), "x".into())), 2).await, ["ns.a", "ns.b_1"]);
-    assert_eq!(list(None, None, Some(("ns".into(), "b".into())), 100).await, ["ns.b_1", "ns.bx1", "zeta.a"]);
-    assert_eq!(list(None, None, Some(("nt".into(), "".into())), 100).await, ["zeta.a"]);
+    assert_eq!(
+        list(None, None, Some(("alpha".into(), "x".into())), 2).await,
+        ["ns.a", "ns.b_1"]
+    );
+    assert_eq!(
+        list(None, None, Some(("ns".into(), "b".into())), 100).await,
+        ["ns.b_1", "ns.bx1", "zeta.a"]
+    );
+    assert_eq!(
+        list(None, None, Some(("nt".into(), "".into())), 100).await,
+        ["zeta.a"]
+    );
     assert_eq!(list(None, Some("a"), None, 100).await, ["ns.a", "zeta.a"]);
     assert_eq!(list(None, Some("b_"), None, 100).await, ["ns.b_1"]);
     assert_eq!(list(None, Some("b%"), None, 100).await, ["alpha.b%1"]);
-    assert_eq!(list(None, Some("a"), Some(("ns".into(), "a".into())), 100).await, ["zeta.a"]);
-    assert_eq!(list(Some(ns_b.id), None, None, 100).await, ["ns.a", "ns.b_1", "ns.bx1"]);
-    assert_eq!(list(Some(ns_b.id), Some("b"), None, 100).await, ["ns.b_1", "ns.bx1"]);
-    assert_eq!(list(Some(ns_b.id), None, Some(("ns".into(), "a".into())), 1).await, ["ns.b_1"]);
-    assert_eq!(list(Some(Uuid::now_v7()), None, None, 100).await, Vec::<String>::new());
+    assert_eq!(
+        list(None, Some("a"), Some(("ns".into(), "a".into())), 100).await,
+        ["zeta.a"]
+    );
+    assert_eq!(
+        list(Some(ns_b.id), None, None, 100).await,
+        ["ns.a", "ns.b_1", "ns.bx1"]
+    );
+    assert_eq!(
+        list(Some(ns_b.id), Some("b"), None, 100).await,
+        ["ns.b_1", "ns.bx1"]
+    );
+    assert_eq!(
+        list(Some(ns_b.id), None, Some(("ns".into(), "a".into())), 1).await,
+        ["ns.b_1"]
+    );
+    assert_eq!(
+        list(Some(Uuid::now_v7()), None, None, 100).await,
+        Vec::<String>::new()
+    );
     assert_eq!(list(None, None, None, 0).await, Vec::<String>::new());
 
     // Page through with the last (namespace, table) pair as the cursor.
@@ -252,7 +440,10 @@ pub(crate) async fn tables_list(env: Env) {
 pub(crate) async fn tables_swap_single(env: Env) {
     let store = &env.store;
     let t = one_table(store, "events").await;
-    store.swap_table_pointers(&[swap(t.id, "v0", "v1")]).await.unwrap();
+    store
+        .swap_table_pointers(&[swap(t.id, "v0", "v1")])
+        .await
+        .unwrap();
     let after = store.table_by_id(t.id).await.unwrap().unwrap();
     assert_eq!(
         after,
@@ -267,7 +458,11 @@ pub(crate) async fn tables_swap_single(env: Env) {
     // The old token is stale now.
     assert_conflict(store.swap_table_pointers(&[swap(t.id, "v0", "v2")]).await);
     assert_eq!(store.table_by_id(t.id).await.unwrap(), Some(after));
-    assert_not_found(store.swap_table_pointers(&[swap(Uuid::now_v7(), "v0", "v1")]).await);
+    assert_not_found(
+        store
+            .swap_table_pointers(&[swap(Uuid::now_v7(), "v0", "v1")])
+            .await,
+    );
     store.swap_table_pointers(&[]).await.unwrap();
 }
 
@@ -281,7 +476,14 @@ pub(crate) async fn tables_swap_all_or_nothing(env: Env) {
     let tokens = || async {
         let mut tokens = Vec::new();
         for t in &tables {
-            tokens.push(store.table_by_id(t.id).await.unwrap().unwrap().version_token);
+            tokens.push(
+                store
+                    .table_by_id(t.id)
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .version_token,
+            );
         }
         tokens
     };
@@ -289,7 +491,11 @@ pub(crate) async fn tables_swap_all_or_nothing(env: Env) {
 
     // One stale token anywhere in the batch (first, middle or last): nothing moves.
     for stale in 0..3 {
-        let mut batch = vec![swap(a, "v0", "v1"), swap(b, "v0", "v1"), swap(c, "v0", "v1")];
+        let mut batch = vec![
+            swap(a, "v0", "v1"),
+            swap(b, "v0", "v1"),
+            swap(c, "v0", "v1"),
+        ];
         batch[stale].expected_version_token = "nope".into();
         assert_conflict(store.swap_table_pointers(&batch).await);
         assert_eq!(tokens().await, ["v0", "v0", "v0"], "stale at {stale}");
@@ -299,17 +505,39 @@ pub(crate) async fn tables_swap_all_or_nothing(env: Env) {
         assert_eq!(tokens().await, ["v0", "v0", "v0"]);
     }
     // A missing table anywhere: NotFound and nothing moves.
-    let batch = [swap(a, "v0", "v1"), swap(Uuid::now_v7(), "v0", "v1"), swap(c, "v0", "v1")];
+    let batch = [
+        swap(a, "v0", "v1"),
+        swap(Uuid::now_v7(), "v0", "v1"),
+        swap(c, "v0", "v1"),
+    ];
     assert_not_found(store.swap_table_pointers(&batch).await);
     assert_eq!(tokens().await, ["v0", "v0", "v0"]);
 
     // All current: all move.
-    store.swap_table_pointers(&[swap(c, "v0", "c1"), swap(a, "v0", "a1"), swap(b, "v0", "b1")]).await.unwrap();
+    store
+        .swap_table_pointers(&[
+            swap(c, "v0", "c1"),
+            swap(a, "v0", "a1"),
+            swap(b, "v0", "b1"),
+        ])
+        .await
+        .unwrap();
     assert_eq!(tokens().await, ["a1", "b1", "c1"]);
     // Two swaps of one table in one batch apply in the caller's order.
-    store.swap_table_pointers(&[swap(a, "a1", "a2"), swap(b, "b1", "b2"), swap(a, "a2", "a3")]).await.unwrap();
+    store
+        .swap_table_pointers(&[
+            swap(a, "a1", "a2"),
+            swap(b, "b1", "b2"),
+            swap(a, "a2", "a3"),
+        ])
+        .await
+        .unwrap();
     assert_eq!(tokens().await, ["a3", "b2", "c1"]);
-    assert_conflict(store.swap_table_pointers(&[swap(a, "a3", "a4"), swap(a, "a3", "a5")]).await);
+    assert_conflict(
+        store
+            .swap_table_pointers(&[swap(a, "a3", "a4"), swap(a, "a3", "a5")])
+            .await,
+    );
     assert_eq!(tokens().await, ["a3", "b2", "c1"]);
 }
 
@@ -323,7 +551,18 @@ pub(crate) async fn tables_rename(env: Env) {
     store.insert_table(&table(&ns, "taken")).await.unwrap();
 
     // Rename in place, checking the token.
-    store.rename_table(t.id, ns.id, "events2", Some("v0"), "v1", at(20), "444455556666").await.unwrap();
+    store
+        .rename_table(
+            t.id,
+            ns.id,
+            "events2",
+            Some("v0"),
+            "v1",
+            at(20),
+            "444455556666",
+        )
+        .await
+        .unwrap();
     let renamed = store.table_by_id(t.id).await.unwrap().unwrap();
     assert_eq!(
         renamed,
@@ -338,16 +577,53 @@ pub(crate) async fn tables_rename(env: Env) {
     assert_eq!(store.table_by_name(ns.id, "events").await.unwrap(), None);
 
     // Move to another namespace without a token check.
-    store.rename_table(t.id, other_ns.id, "events", None, "v2", at(21), "444455556666").await.unwrap();
-    let moved = store.table_by_name(other_ns.id, "events").await.unwrap().unwrap();
-    assert_eq!((moved.id, moved.namespace_id, moved.namespace_name.as_str()), (t.id, other_ns.id, "other"));
-    assert_eq!((moved.bucket_id, moved.version_token.as_str()), (b.id, "v2"));
+    store
+        .rename_table(
+            t.id,
+            other_ns.id,
+            "events",
+            None,
+            "v2",
+            at(21),
+            "444455556666",
+        )
+        .await
+        .unwrap();
+    let moved = store
+        .table_by_name(other_ns.id, "events")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (moved.id, moved.namespace_id, moved.namespace_name.as_str()),
+        (t.id, other_ns.id, "other")
+    );
+    assert_eq!(
+        (moved.bucket_id, moved.version_token.as_str()),
+        (b.id, "v2")
+    );
 
     // Stale token, name clash, missing table, missing namespace, namespace of another bucket.
-    assert_conflict(store.rename_table(t.id, ns.id, "x", Some("v1"), "v3", at(22), "a").await);
-    assert_already_exists(store.rename_table(t.id, ns.id, "taken", Some("v2"), "v3", at(22), "a").await);
-    assert_not_found(store.rename_table(Uuid::now_v7(), ns.id, "x", None, "v3", at(22), "a").await);
-    assert_not_found(store.rename_table(t.id, Uuid::now_v7(), "x", None, "v3", at(22), "a").await);
+    assert_conflict(
+        store
+            .rename_table(t.id, ns.id, "x", Some("v1"), "v3", at(22), "a")
+            .await,
+    );
+    assert_already_exists(
+        store
+            .rename_table(t.id, ns.id, "taken", Some("v2"), "v3", at(22), "a")
+            .await,
+    );
+    assert_not_found(
+        store
+            .rename_table(Uuid::now_v7(), ns.id, "x", None, "v3", at(22), "a")
+            .await,
+    );
+    assert_not_found(
+        store
+            .rename_table(t.id, Uuid::now_v7(), "x", None, "v3", at(22), "a")
+            .await,
+    );
     let (_, foreign_ns) = {
         let fb = bucket("111122223333", "foreign");
         store.insert_bucket(&fb).await.unwrap();
@@ -355,7 +631,11 @@ pub(crate) async fn tables_rename(env: Env) {
         store.insert_namespace(&fns).await.unwrap();
         (fb, fns)
     };
-    assert_not_found(store.rename_table(t.id, foreign_ns.id, "x", None, "v3", at(22), "a").await);
+    assert_not_found(
+        store
+            .rename_table(t.id, foreign_ns.id, "x", None, "v3", at(22), "a")
+            .await,
+    );
     // None of the failures changed the row.
     assert_eq!(store.table_by_id(t.id).await.unwrap(), Some(moved));
 }
@@ -365,17 +645,38 @@ pub(crate) async fn tables_delete(env: Env) {
     let (b, ns) = bucket_with_namespace(store).await;
     let t = table(&ns, "events");
     store.insert_table(&t).await.unwrap();
-    store.swap_table_pointers(&[swap(t.id, "v0", "v1")]).await.unwrap();
-    store.set_attribute(t.id, AttributeKey::Maintenance, "{}").await.unwrap();
-    store.set_attribute(t.id, AttributeKey::Tags, r#"{"k":"v"}"#).await.unwrap();
+    store
+        .swap_table_pointers(&[swap(t.id, "v0", "v1")])
+        .await
+        .unwrap();
+    store
+        .set_attribute(t.id, AttributeKey::Maintenance, "{}")
+        .await
+        .unwrap();
+    store
+        .set_attribute(t.id, AttributeKey::Tags, r#"{"k":"v"}"#)
+        .await
+        .unwrap();
     let current = store.table_by_id(t.id).await.unwrap().unwrap();
 
     assert_conflict(store.delete_table(t.id, Some("v0")).await);
-    assert_eq!(store.table_by_id(t.id).await.unwrap(), Some(current.clone()));
+    assert_eq!(
+        store.table_by_id(t.id).await.unwrap(),
+        Some(current.clone())
+    );
     assert_eq!(store.delete_table(t.id, Some("v1")).await.unwrap(), current);
     assert_eq!(store.table_by_id(t.id).await.unwrap(), None);
-    assert_eq!(store.attribute(t.id, AttributeKey::Maintenance).await.unwrap(), None);
-    assert_eq!(store.attribute(t.id, AttributeKey::Tags).await.unwrap(), None);
+    assert_eq!(
+        store
+            .attribute(t.id, AttributeKey::Maintenance)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store.attribute(t.id, AttributeKey::Tags).await.unwrap(),
+        None
+    );
     assert_not_found(store.delete_table(t.id, None).await);
     assert_not_found(store.delete_table(t.id, Some("v1")).await);
 
@@ -390,26 +691,104 @@ pub(crate) async fn tables_delete(env: Env) {
 pub(crate) async fn attributes_crud(env: Env) {
     let store = &env.store;
     let (r1, r2) = (Uuid::now_v7(), Uuid::now_v7());
-    assert_eq!(store.attribute(r1, AttributeKey::Policy).await.unwrap(), None);
-    assert!(!store.delete_attribute(r1, AttributeKey::Policy).await.unwrap());
+    assert_eq!(
+        store.attribute(r1, AttributeKey::Policy).await.unwrap(),
+        None
+    );
+    assert!(
+        !store
+            .delete_attribute(r1, AttributeKey::Policy)
+            .await
+            .unwrap()
+    );
 
-    store.set_attribute(r1, AttributeKey::Policy, "p1").await.unwrap();
-    store.set_attribute(r1, AttributeKey::StorageClass, "sc").await.unwrap();
-    store.set_attribute(r2, AttributeKey::Policy, "p2").await.unwrap();
-    assert_eq!(store.attribute(r1, AttributeKey::Policy).await.unwrap().as_deref(), Some("p1"));
-    store.set_attribute(r1, AttributeKey::Policy, "p1'").await.unwrap();
-    assert_eq!(store.attribute(r1, AttributeKey::Policy).await.unwrap().as_deref(), Some("p1'"));
-    assert_eq!(store.attribute(r1, AttributeKey::StorageClass).await.unwrap().as_deref(), Some("sc"));
-    assert_eq!(store.attribute(r2, AttributeKey::Policy).await.unwrap().as_deref(), Some("p2"));
+    store
+        .set_attribute(r1, AttributeKey::Policy, "p1")
+        .await
+        .unwrap();
+    store
+        .set_attribute(r1, AttributeKey::StorageClass, "sc")
+        .await
+        .unwrap();
+    store
+        .set_attribute(r2, AttributeKey::Policy, "p2")
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .attribute(r1, AttributeKey::Policy)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("p1")
+    );
+    store
+        .set_attribute(r1, AttributeKey::Policy, "p1'")
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .attribute(r1, AttributeKey::Policy)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("p1'")
+    );
+    assert_eq!(
+        store
+            .attribute(r1, AttributeKey::StorageClass)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("sc")
+    );
+    assert_eq!(
+        store
+            .attribute(r2, AttributeKey::Policy)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("p2")
+    );
 
-    assert!(store.delete_attribute(r1, AttributeKey::Policy).await.unwrap());
-    assert!(!store.delete_attribute(r1, AttributeKey::Policy).await.unwrap());
-    assert_eq!(store.attribute(r1, AttributeKey::Policy).await.unwrap(), None);
-    assert_eq!(store.attribute(r1, AttributeKey::StorageClass).await.unwrap().as_deref(), Some("sc"));
-    assert_eq!(store.attribute(r2, AttributeKey::Policy).await.unwrap().as_deref(), Some("p2"));
+    assert!(
+        store
+            .delete_attribute(r1, AttributeKey::Policy)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .delete_attribute(r1, AttributeKey::Policy)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.attribute(r1, AttributeKey::Policy).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .attribute(r1, AttributeKey::StorageClass)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("sc")
+    );
+    assert_eq!(
+        store
+            .attribute(r2, AttributeKey::Policy)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("p2")
+    );
 
     // Every key round-trips, with a large JSON value.
-    let big = format!("{{\"Statement\":[{}]}}", vec!["{\"Effect\":\"Allow\"}"; 2000].join(","));
+    let big = format!(
+        "{{\"Statement\":[{}]}}",
+        vec!["{\"Effect\":\"Allow\"}"; 2000].join(",")
+    );
     for key in [
         AttributeKey::Policy,
         AttributeKey::Encryption,
@@ -420,6 +799,10 @@ pub(crate) async fn attributes_crud(env: Env) {
         AttributeKey::MaintenanceStatus,
     ] {
         store.set_attribute(r2, key, &big).await.unwrap();
-        assert_eq!(store.attribute(r2, key).await.unwrap().as_deref(), Some(big.as_str()), "{key:?}");
+        assert_eq!(
+            store.attribute(r2, key).await.unwrap().as_deref(),
+            Some(big.as_str()),
+            "{key:?}"
+        );
     }
 }

@@ -15,7 +15,12 @@ pub(crate) fn at(offset_ms: i64) -> DateTime<Utc> {
 }
 
 pub(crate) fn bucket(account: &str, name: &str) -> BucketRecord {
-    BucketRecord { id: Uuid::now_v7(), account_id: account.to_owned(), name: name.to_owned(), created_at: at(0) }
+    BucketRecord {
+        id: Uuid::now_v7(),
+        account_id: account.to_owned(),
+        name: name.to_owned(),
+        created_at: at(0),
+    }
 }
 
 pub(crate) fn namespace(bucket_id: Uuid, name: &str) -> NamespaceRecord {
@@ -85,21 +90,31 @@ pub(crate) fn names<T>(rows: &[T], name: impl Fn(&T) -> &str) -> Vec<String> {
 
 #[track_caller]
 pub(crate) fn assert_not_found<T: std::fmt::Debug>(result: Result<T, StoreError>) {
-    assert!(matches!(result, Err(StoreError::NotFound)), "want NotFound, got {result:?}");
+    assert!(
+        matches!(result, Err(StoreError::NotFound)),
+        "want NotFound, got {result:?}"
+    );
 }
 
 #[track_caller]
 pub(crate) fn assert_conflict<T: std::fmt::Debug>(result: Result<T, StoreError>) {
-    assert!(matches!(result, Err(StoreError::Conflict(_))), "want Conflict, got {result:?}");
+    assert!(
+        matches!(result, Err(StoreError::Conflict(_))),
+        "want Conflict, got {result:?}"
+    );
 }
 
 #[track_caller]
 pub(crate) fn assert_already_exists<T: std::fmt::Debug>(result: Result<T, StoreError>) {
-    assert!(matches!(result, Err(StoreError::AlreadyExists(_))), "want AlreadyExists, got {result:?}");
+    assert!(
+        matches!(result, Err(StoreError::AlreadyExists(_))),
+        "want AlreadyExists, got {result:?}"
+    );
 }
 
 /// Names chosen to catch LIKE wildcards (`%`, `_`), ASCII case folding and byte order (`-` < `0` < `A` < `_` < `a`).
-pub(crate) const TRICKY_NAMES: [&str; 9] = ["a%b", "a-b", "a0", "aB", "a_b", "aa", "ab", "abc", "b"];
+pub(crate) const TRICKY_NAMES: [&str; 9] =
+    ["a%b", "a-b", "a0", "aB", "a_b", "aa", "ab", "abc", "b"];
 
 /// Pages through `list(prefix, after, limit)` `limit` rows at a time.
 pub(crate) async fn paginate<F, Fut>(limit: u32, mut list: F) -> Vec<String>

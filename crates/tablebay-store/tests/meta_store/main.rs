@@ -7,13 +7,18 @@
 //! and `fixtures.rs` builds the records both use.
 // The whole target is test code, but clippy's `allow-*-in-tests` only covers `#[test]` functions, not the shared
 // cases and fixtures in this target's modules.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod cases;
 mod fixtures;
-mod objects;
 mod iceberg;
 mod jobs;
+mod objects;
 mod races;
 
 use std::future::Future;
@@ -103,7 +108,11 @@ where
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("meta.db").display());
     let store = MetaStore::connect(&url).await.unwrap();
     assert_eq!(store.backend(), Backend::Sqlite);
-    case(Env { store: store.clone(), url }).await;
+    case(Env {
+        store: store.clone(),
+        url,
+    })
+    .await;
     store.close().await;
 }
 
@@ -119,21 +128,31 @@ where
     let name = format!("tb_{}", Uuid::new_v4().simple());
     let mut admin = sqlx::PgConnection::connect(&server).await.unwrap();
     // `name` is ours (hex digits), so formatting it into the statement is safe.
-    sqlx::query(AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
+    sqlx::query(AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .unwrap();
     let url = with_database(&server, &name);
 
     let outcome = AssertUnwindSafe(async {
         let store = MetaStore::connect(&url).await.unwrap();
         assert_eq!(store.backend(), Backend::Postgres);
-        case(Env { store: store.clone(), url: url.clone() }).await;
+        case(Env {
+            store: store.clone(),
+            url: url.clone(),
+        })
+        .await;
         store.close().await;
     })
     .catch_unwind()
     .await;
 
     // Best effort: a failure to drop leaves a stray database, not a failed test.
-    if let Err(e) =
-        sqlx::query(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))).execute(&mut admin).await
+    if let Err(e) = sqlx::query(AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+    )))
+    .execute(&mut admin)
+    .await
     {
         eprintln!("note: could not drop test database {name}: {e}");
     }
@@ -159,7 +178,13 @@ fn with_database(server: &str, name: &str) -> String {
 
 #[test]
 fn database_urls() {
-    assert_eq!(with_database("postgres://u@h:1/postgres", "x"), "postgres://u@h:1/x");
+    assert_eq!(
+        with_database("postgres://u@h:1/postgres", "x"),
+        "postgres://u@h:1/x"
+    );
     assert_eq!(with_database("postgres://u@h:1", "x"), "postgres://u@h:1/x");
-    assert_eq!(with_database("postgres://u@h/db?sslmode=disable", "x"), "postgres://u@h/x?sslmode=disable");
+    assert_eq!(
+        with_database("postgres://u@h/db?sslmode=disable", "x"),
+        "postgres://u@h/x?sslmode=disable"
+    );
 }

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use tablebay_store::StoreError;
 use tablebay_store::meta::{
-    BlobSegment, KeyRange, KeyStart, ObjectRecord, PartRecord, StoredChecksum, UploadRecord, WriteCondition,
+    BlobSegment, KeyRange, KeyStart, ObjectRecord, PartRecord, StoredChecksum, UploadRecord,
+    WriteCondition,
 };
 use uuid::Uuid;
 
@@ -22,9 +23,16 @@ fn object(table_id: Uuid, key: &str, blob: &str) -> ObjectRecord {
         content_type: Some("text/plain".into()),
         headers: BTreeMap::from([("cache-control".into(), "no-cache".into())]),
         user_metadata: BTreeMap::from([("owner".into(), "me".into())]),
-        checksum: Some(StoredChecksum { algorithm: "CRC32".into(), value: "DUoRhQ==".into(), kind: "FULL_OBJECT".into() }),
+        checksum: Some(StoredChecksum {
+            algorithm: "CRC32".into(),
+            value: "DUoRhQ==".into(),
+            kind: "FULL_OBJECT".into(),
+        }),
         parts_count: None,
-        blobs: vec![BlobSegment { key: blob.to_owned(), size: 11 }],
+        blobs: vec![BlobSegment {
+            key: blob.to_owned(),
+            size: 11,
+        }],
         created_at: at(0),
         modified_at: at(0),
     }
@@ -61,43 +69,97 @@ fn part(upload_id: &str, number: u32, blob: &str) -> PartRecord {
 pub(crate) async fn objects_put_get_overwrite(env: Env) {
     let store = &env.store;
     let t = one_table(store, "t").await;
-    assert_eq!(store.table_owner(t.id).await.unwrap(), Some(("111122223333".to_owned(), t_bucket_name(store, &t).await)));
+    assert_eq!(
+        store.table_owner(t.id).await.unwrap(),
+        Some(("111122223333".to_owned(), t_bucket_name(store, &t).await))
+    );
     assert_eq!(store.table_owner(Uuid::now_v7()).await.unwrap(), None);
 
     let first = object(t.id, "data/a.parquet", "blob-1");
-    assert_eq!(store.put_object(&first, &WriteCondition::Always).await.unwrap(), Vec::<BlobSegment>::new());
-    assert_eq!(store.object(t.id, "data/a.parquet").await.unwrap(), Some(first.clone()));
+    assert_eq!(
+        store
+            .put_object(&first, &WriteCondition::Always)
+            .await
+            .unwrap(),
+        Vec::<BlobSegment>::new()
+    );
+    assert_eq!(
+        store.object(t.id, "data/a.parquet").await.unwrap(),
+        Some(first.clone())
+    );
     assert_eq!(store.object(t.id, "data/b.parquet").await.unwrap(), None);
-    assert_eq!(store.object(Uuid::now_v7(), "data/a.parquet").await.unwrap(), None);
+    assert_eq!(
+        store
+            .object(Uuid::now_v7(), "data/a.parquet")
+            .await
+            .unwrap(),
+        None
+    );
 
     // IfAbsent fails on an existing key and changes nothing.
-    let second = ObjectRecord { modified_at: at(100), created_at: at(100), ..object(t.id, "data/a.parquet", "blob-2") };
-    assert!(matches!(store.put_object(&second, &WriteCondition::IfAbsent).await, Err(StoreError::PreconditionFailed(_))));
+    let second = ObjectRecord {
+        modified_at: at(100),
+        created_at: at(100),
+        ..object(t.id, "data/a.parquet", "blob-2")
+    };
     assert!(matches!(
-        store.put_object(&second, &WriteCondition::IfEtag("etag-other".into())).await,
+        store.put_object(&second, &WriteCondition::IfAbsent).await,
         Err(StoreError::PreconditionFailed(_))
     ));
-    assert_eq!(store.object(t.id, "data/a.parquet").await.unwrap(), Some(first.clone()));
+    assert!(matches!(
+        store
+            .put_object(&second, &WriteCondition::IfEtag("etag-other".into()))
+            .await,
+        Err(StoreError::PreconditionFailed(_))
+    ));
+    assert_eq!(
+        store.object(t.id, "data/a.parquet").await.unwrap(),
+        Some(first.clone())
+    );
 
     // An overwrite hands back the replaced blobs and keeps the creation time.
-    let replaced = store.put_object(&second, &WriteCondition::IfEtag("etag-blob-1".into())).await.unwrap();
+    let replaced = store
+        .put_object(&second, &WriteCondition::IfEtag("etag-blob-1".into()))
+        .await
+        .unwrap();
     assert_eq!(replaced, first.blobs);
     let stored = store.object(t.id, "data/a.parquet").await.unwrap().unwrap();
-    assert_eq!(stored, ObjectRecord { created_at: first.created_at, ..second.clone() });
+    assert_eq!(
+        stored,
+        ObjectRecord {
+            created_at: first.created_at,
+            ..second.clone()
+        }
+    );
 
     // A multipart layout with no checksum round-trips too.
     let multi = ObjectRecord {
         checksum: None,
         parts_count: Some(2),
         size: 30,
-        blobs: vec![BlobSegment { key: "p1".into(), size: 10 }, BlobSegment { key: "p2".into(), size: 20 }],
+        blobs: vec![
+            BlobSegment {
+                key: "p1".into(),
+                size: 10,
+            },
+            BlobSegment {
+                key: "p2".into(),
+                size: 20,
+            },
+        ],
         ..object(t.id, "data/multi", "x")
     };
-    store.put_object(&multi, &WriteCondition::IfAbsent).await.unwrap();
+    store
+        .put_object(&multi, &WriteCondition::IfAbsent)
+        .await
+        .unwrap();
     assert_eq!(store.object(t.id, "data/multi").await.unwrap(), Some(multi));
 }
 
-async fn t_bucket_name(store: &tablebay_store::MetaStore, t: &tablebay_store::meta::TableRecord) -> String {
+async fn t_bucket_name(
+    store: &tablebay_store::MetaStore,
+    t: &tablebay_store::meta::TableRecord,
+) -> String {
     store.bucket_by_id(t.bucket_id).await.unwrap().unwrap().name
 }
 
@@ -113,12 +175,27 @@ pub(crate) async fn objects_delete(env: Env) {
 
     // Many at once: the existing ones come back, missing ones are skipped.
     for key in ["m1", "m2", "m3"] {
-        store.put_object(&object(t.id, key, key), &WriteCondition::Always).await.unwrap();
+        store
+            .put_object(&object(t.id, key, key), &WriteCondition::Always)
+            .await
+            .unwrap();
     }
-    let deleted = store.delete_objects(t.id, &["m1", "nope", "m3"]).await.unwrap();
+    let deleted = store
+        .delete_objects(t.id, &["m1", "nope", "m3"])
+        .await
+        .unwrap();
     assert_eq!(names(&deleted, |o| &o.key), ["m1", "m3"]);
     assert_eq!(deleted[0].blobs[0].key, "m1");
-    assert_eq!(names(&store.list_objects(t.id, KeyRange::default(), 10).await.unwrap(), |o| &o.key), ["m2"]);
+    assert_eq!(
+        names(
+            &store
+                .list_objects(t.id, KeyRange::default(), 10)
+                .await
+                .unwrap(),
+            |o| &o.key
+        ),
+        ["m2"]
+    );
     assert_eq!(store.delete_objects(t.id, &[]).await.unwrap(), Vec::new());
 }
 
@@ -127,22 +204,45 @@ pub(crate) async fn objects_list_ranges(env: Env) {
     let t = one_table(store, "t").await;
     let other = one_table(store, "other").await;
     // Byte order: '-' < '/' < '0' < 'A' < '_' < 'a' < 'é' (U+00E9, two bytes) < '日'.
-    let keys = ["a-b", "a/b", "a/c/d", "a0", "aB", "a_b", "ab", "aé", "a日", "b"];
+    let keys = [
+        "a-b", "a/b", "a/c/d", "a0", "aB", "a_b", "ab", "aé", "a日", "b",
+    ];
     for key in keys.iter().rev() {
-        store.put_object(&object(t.id, key, key), &WriteCondition::Always).await.unwrap();
+        store
+            .put_object(&object(t.id, key, key), &WriteCondition::Always)
+            .await
+            .unwrap();
     }
-    store.put_object(&object(other.id, "a/b", "o"), &WriteCondition::Always).await.unwrap();
+    store
+        .put_object(&object(other.id, "a/b", "o"), &WriteCondition::Always)
+        .await
+        .unwrap();
     let list = |start: Option<KeyStart<'static>>, end: Option<&'static str>, limit: u32| async move {
-        let rows = store.list_objects(t.id, KeyRange { start, end }, limit).await.unwrap();
+        let rows = store
+            .list_objects(t.id, KeyRange { start, end }, limit)
+            .await
+            .unwrap();
         names(&rows, |o| &o.key)
     };
     assert_eq!(list(None, None, 100).await, keys);
     assert_eq!(list(None, None, 2).await, ["a-b", "a/b"]);
-    assert_eq!(list(Some(KeyStart::After("a/b")), None, 2).await, ["a/c/d", "a0"]);
-    assert_eq!(list(Some(KeyStart::AtOrAfter("a/b")), None, 2).await, ["a/b", "a/c/d"]);
+    assert_eq!(
+        list(Some(KeyStart::After("a/b")), None, 2).await,
+        ["a/c/d", "a0"]
+    );
+    assert_eq!(
+        list(Some(KeyStart::AtOrAfter("a/b")), None, 2).await,
+        ["a/b", "a/c/d"]
+    );
     // Everything under "a/": [a/, a0).
-    assert_eq!(list(Some(KeyStart::AtOrAfter("a/")), Some("a0"), 100).await, ["a/b", "a/c/d"]);
-    assert_eq!(list(Some(KeyStart::After("a_b")), Some("b"), 100).await, ["ab", "aé", "a日"]);
+    assert_eq!(
+        list(Some(KeyStart::AtOrAfter("a/")), Some("a0"), 100).await,
+        ["a/b", "a/c/d"]
+    );
+    assert_eq!(
+        list(Some(KeyStart::After("a_b")), Some("b"), 100).await,
+        ["ab", "aé", "a日"]
+    );
     assert_eq!(list(None, None, 0).await, Vec::<String>::new());
 }
 
@@ -155,37 +255,81 @@ pub(crate) async fn multipart_parts_and_complete(env: Env) {
     assert_eq!(store.upload(&u.upload_id).await.unwrap(), Some(u.clone()));
     assert_eq!(store.upload("missing").await.unwrap(), None);
 
-    assert_eq!(store.put_part(&part(&u.upload_id, 2, "p2")).await.unwrap(), None);
-    assert_eq!(store.put_part(&part(&u.upload_id, 1, "p1")).await.unwrap(), None);
-    assert_eq!(store.put_part(&part(&u.upload_id, 3, "p3")).await.unwrap(), None);
+    assert_eq!(
+        store.put_part(&part(&u.upload_id, 2, "p2")).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.put_part(&part(&u.upload_id, 1, "p1")).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.put_part(&part(&u.upload_id, 3, "p3")).await.unwrap(),
+        None
+    );
     // A re-upload replaces the part and hands back the old blob.
-    assert_eq!(store.put_part(&part(&u.upload_id, 1, "p1b")).await.unwrap(), Some("p1".to_owned()));
+    assert_eq!(
+        store.put_part(&part(&u.upload_id, 1, "p1b")).await.unwrap(),
+        Some("p1".to_owned())
+    );
     assert_not_found(store.put_part(&part("missing", 1, "x")).await);
     let listed = store.list_parts(&u.upload_id, 0, 100).await.unwrap();
-    assert_eq!(listed.iter().map(|p| (p.part_number, p.blob_key.as_str())).collect::<Vec<_>>(), [(1, "p1b"), (2, "p2"), (3, "p3")]);
+    assert_eq!(
+        listed
+            .iter()
+            .map(|p| (p.part_number, p.blob_key.as_str()))
+            .collect::<Vec<_>>(),
+        [(1, "p1b"), (2, "p2"), (3, "p3")]
+    );
     assert_eq!(listed[0], part(&u.upload_id, 1, "p1b"));
-    assert_eq!(store.list_parts(&u.upload_id, 1, 1).await.unwrap()[0].part_number, 2);
+    assert_eq!(
+        store.list_parts(&u.upload_id, 1, 1).await.unwrap()[0].part_number,
+        2
+    );
 
     let done = ObjectRecord {
         parts_count: Some(2),
-        blobs: vec![BlobSegment { key: "p1b".into(), size: 5 }, BlobSegment { key: "p2".into(), size: 5 }],
+        blobs: vec![
+            BlobSegment {
+                key: "p1b".into(),
+                size: 5,
+            },
+            BlobSegment {
+                key: "p2".into(),
+                size: 5,
+            },
+        ],
         ..object(t.id, "big", "unused")
     };
     // The caller validated a part that has since been replaced: Conflict, nothing changes.
     let stale = [(1, "p1".to_owned()), (2, "p2".to_owned())];
-    assert_conflict(store.complete_upload(&u.upload_id, &stale, &done, &WriteCondition::Always).await);
+    assert_conflict(
+        store
+            .complete_upload(&u.upload_id, &stale, &done, &WriteCondition::Always)
+            .await,
+    );
     assert!(store.upload(&u.upload_id).await.unwrap().is_some());
     assert_eq!(store.object(t.id, "big").await.unwrap(), None);
 
     let expected = [(1, "p1b".to_owned()), (2, "p2".to_owned())];
-    let completed = store.complete_upload(&u.upload_id, &expected, &done, &WriteCondition::Always).await.unwrap();
+    let completed = store
+        .complete_upload(&u.upload_id, &expected, &done, &WriteCondition::Always)
+        .await
+        .unwrap();
     assert_eq!(completed.replaced, Vec::<BlobSegment>::new());
     assert_eq!(completed.unused_parts, ["p3"]);
     assert_eq!(store.object(t.id, "big").await.unwrap(), Some(done.clone()));
     assert_eq!(store.upload(&u.upload_id).await.unwrap(), None);
-    assert_eq!(store.list_parts(&u.upload_id, 0, 100).await.unwrap(), Vec::new());
+    assert_eq!(
+        store.list_parts(&u.upload_id, 0, 100).await.unwrap(),
+        Vec::new()
+    );
     // Gone: completing again, uploading a part or aborting is NotFound.
-    assert_not_found(store.complete_upload(&u.upload_id, &expected, &done, &WriteCondition::Always).await);
+    assert_not_found(
+        store
+            .complete_upload(&u.upload_id, &expected, &done, &WriteCondition::Always)
+            .await,
+    );
     assert_not_found(store.put_part(&part(&u.upload_id, 4, "p4")).await);
     assert_not_found(store.abort_upload(&u.upload_id).await);
 
@@ -193,13 +337,24 @@ pub(crate) async fn multipart_parts_and_complete(env: Env) {
     let u2 = upload(t.id, "big");
     store.insert_upload(&u2).await.unwrap();
     store.put_part(&part(&u2.upload_id, 1, "q1")).await.unwrap();
-    let again = ObjectRecord { blobs: vec![BlobSegment { key: "q1".into(), size: 5 }], ..done.clone() };
+    let again = ObjectRecord {
+        blobs: vec![BlobSegment {
+            key: "q1".into(),
+            size: 5,
+        }],
+        ..done.clone()
+    };
     let q = [(1, "q1".to_owned())];
     assert!(matches!(
-        store.complete_upload(&u2.upload_id, &q, &again, &WriteCondition::IfAbsent).await,
+        store
+            .complete_upload(&u2.upload_id, &q, &again, &WriteCondition::IfAbsent)
+            .await,
         Err(StoreError::PreconditionFailed(_))
     ));
-    let completed = store.complete_upload(&u2.upload_id, &q, &again, &WriteCondition::Always).await.unwrap();
+    let completed = store
+        .complete_upload(&u2.upload_id, &q, &again, &WriteCondition::Always)
+        .await
+        .unwrap();
     assert_eq!(completed.replaced, done.blobs);
 }
 
@@ -214,8 +369,17 @@ pub(crate) async fn multipart_abort_list_and_expiry(env: Env) {
         store.insert_upload(&u).await.unwrap();
         ids.entry(*key).or_insert_with(Vec::new).push(u.upload_id);
     }
-    store.insert_upload(&UploadRecord { initiated_at: at(9000), ..upload(other.id, "a/x") }).await.unwrap();
-    let list = |from: Option<&'static str>, end: Option<&'static str>, marker: Option<(&'static str, Option<String>)>, limit| async move {
+    store
+        .insert_upload(&UploadRecord {
+            initiated_at: at(9000),
+            ..upload(other.id, "a/x")
+        })
+        .await
+        .unwrap();
+    let list = |from: Option<&'static str>,
+                end: Option<&'static str>,
+                marker: Option<(&'static str, Option<String>)>,
+                limit| async move {
         let marker = marker.as_ref().map(|(k, u)| (*k, u.as_deref()));
         store
             .list_uploads(t.id, from, end, marker, limit)
@@ -226,14 +390,22 @@ pub(crate) async fn multipart_abort_list_and_expiry(env: Env) {
             .collect::<Vec<_>>()
     };
     let all = list(None, None, None, 100).await;
-    assert_eq!(all.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["a/x", "a/x", "a/y", "b", "c"]);
+    assert_eq!(
+        all.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        ["a/x", "a/x", "a/y", "b", "c"]
+    );
     let mut ax = ids["a/x"].clone();
     ax.sort();
     assert_eq!(all[0].1, ax[0]);
     assert_eq!(list(Some("a/"), Some("a0"), None, 100).await.len(), 3);
     // Key marker alone skips every upload of that key; with an upload id, only those up to it.
     assert_eq!(list(None, None, Some(("a/x", None)), 100).await.len(), 3);
-    assert_eq!(list(None, None, Some(("a/x", Some(ax[0].clone()))), 100).await.len(), 4);
+    assert_eq!(
+        list(None, None, Some(("a/x", Some(ax[0].clone()))), 100)
+            .await
+            .len(),
+        4
+    );
     assert_eq!(list(None, None, None, 2).await.len(), 2);
 
     // Abort returns the parts' blobs.
@@ -249,8 +421,18 @@ pub(crate) async fn multipart_abort_list_and_expiry(env: Env) {
     let old = store.uploads_started_before(at(2500), 100).await.unwrap();
     assert_eq!(old.len(), 2);
     assert_eq!(old[0], ids["a/x"][0]);
-    assert_eq!(store.uploads_started_before(at(2500), 1).await.unwrap().len(), 1);
-    assert_eq!(store.uploads_started_before(at(-1), 100).await.unwrap(), Vec::<String>::new());
+    assert_eq!(
+        store
+            .uploads_started_before(at(2500), 1)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        store.uploads_started_before(at(-1), 100).await.unwrap(),
+        Vec::<String>::new()
+    );
 }
 
 /// Parallel overwrites of one key: every blob but the final row's is handed back exactly once, so none is
@@ -300,15 +482,33 @@ pub(crate) async fn race_part_against_complete(env: Env) {
     for round in 0..10 {
         let u = upload(t.id, "k");
         store.insert_upload(&u).await.unwrap();
-        store.put_part(&part(&u.upload_id, 1, &format!("a{round}"))).await.unwrap();
+        store
+            .put_part(&part(&u.upload_id, 1, &format!("a{round}")))
+            .await
+            .unwrap();
         let late = {
             let store = store.clone();
             let id = u.upload_id.clone();
-            tokio::spawn(async move { store.put_part(&part(&id, 2, &format!("late{round}"))).await })
+            tokio::spawn(
+                async move { store.put_part(&part(&id, 2, &format!("late{round}"))).await },
+            )
         };
-        let done = ObjectRecord { blobs: vec![BlobSegment { key: format!("a{round}"), size: 5 }], ..object(t.id, "k", "x") };
-        let completed =
-            store.complete_upload(&u.upload_id, &[(1, format!("a{round}"))], &done, &WriteCondition::Always).await.unwrap();
+        let done = ObjectRecord {
+            blobs: vec![BlobSegment {
+                key: format!("a{round}"),
+                size: 5,
+            }],
+            ..object(t.id, "k", "x")
+        };
+        let completed = store
+            .complete_upload(
+                &u.upload_id,
+                &[(1, format!("a{round}"))],
+                &done,
+                &WriteCondition::Always,
+            )
+            .await
+            .unwrap();
         match late.await.unwrap() {
             // The late part committed first: completion found and returned it as unused.
             Ok(None) => assert_eq!(completed.unused_parts, [format!("late{round}")]),
@@ -316,6 +516,12 @@ pub(crate) async fn race_part_against_complete(env: Env) {
             Err(StoreError::NotFound) => assert!(completed.unused_parts.is_empty()),
             other => panic!("{other:?}"),
         }
-        assert!(store.list_parts(&u.upload_id, 0, 10).await.unwrap().is_empty());
+        assert!(
+            store
+                .list_parts(&u.upload_id, 0, 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
     }
 }

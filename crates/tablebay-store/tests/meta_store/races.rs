@@ -20,7 +20,9 @@ pub(crate) async fn race_swaps_one_winner_per_token(env: Env) {
         for task in 0..16 {
             let store = store.clone();
             let s = swap(t.id, &expected, &format!("v{}-{task}", round + 1));
-            tasks.push(tokio::spawn(async move { store.swap_table_pointers(&[s]).await }));
+            tasks.push(tokio::spawn(async move {
+                store.swap_table_pointers(&[s]).await
+            }));
         }
         let mut winners = Vec::new();
         for (task, handle) in tasks.into_iter().enumerate() {
@@ -31,10 +33,18 @@ pub(crate) async fn race_swaps_one_winner_per_token(env: Env) {
             }
         }
         assert_eq!(winners.len(), 1, "round {round}: winners {winners:?}");
-        let token = store.table_by_id(t.id).await.unwrap().unwrap().version_token;
+        let token = store
+            .table_by_id(t.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .version_token;
         assert_eq!(token, format!("v{}-{}", round + 1, winners[0]));
         // Normalise for the next round.
-        store.swap_table_pointers(&[swap(t.id, &token, &format!("v{}", round + 1))]).await.unwrap();
+        store
+            .swap_table_pointers(&[swap(t.id, &token, &format!("v{}", round + 1))])
+            .await
+            .unwrap();
     }
 }
 
@@ -50,10 +60,19 @@ pub(crate) async fn race_swaps_no_lost_updates(env: Env) {
             for i in 0..10 {
                 loop {
                     let current = store.table_by_id(t.id).await.unwrap().unwrap();
-                    let n: u32 =
-                        current.version_token.trim_start_matches('v').split('-').next().unwrap().parse().unwrap();
+                    let n: u32 = current
+                        .version_token
+                        .trim_start_matches('v')
+                        .split('-')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap();
                     let next = format!("v{}-{task}-{i}", n + 1);
-                    match store.swap_table_pointers(&[swap(t.id, &current.version_token, &next)]).await {
+                    match store
+                        .swap_table_pointers(&[swap(t.id, &current.version_token, &next)])
+                        .await
+                    {
                         Ok(()) => break,
                         Err(StoreError::Conflict(_)) => conflicts += 1,
                         Err(e) => panic!("task {task}: unexpected {e:?}"),
@@ -66,7 +85,12 @@ pub(crate) async fn race_swaps_no_lost_updates(env: Env) {
     for handle in tasks {
         handle.await.unwrap();
     }
-    let token = store.table_by_id(t.id).await.unwrap().unwrap().version_token;
+    let token = store
+        .table_by_id(t.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .version_token;
     assert!(token.starts_with("v80-"), "{token}");
 }
 
@@ -103,8 +127,18 @@ pub(crate) async fn race_multi_swaps_opposite_order(env: Env) {
         handle.await.unwrap();
     }
     // Both tables always move together, so they end on the same token.
-    let ta = store.table_by_id(a.id).await.unwrap().unwrap().version_token;
-    let tb = store.table_by_id(b.id).await.unwrap().unwrap().version_token;
+    let ta = store
+        .table_by_id(a.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .version_token;
+    let tb = store
+        .table_by_id(b.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .version_token;
     assert_eq!(ta, tb);
 }
 
@@ -138,10 +172,18 @@ pub(crate) async fn race_delete_bucket_against_insert_namespace(env: Env) {
         for handle in tasks {
             handle.await.unwrap();
         }
-        let left = store.list_namespaces(b.id, None, None, 100).await.unwrap().len();
+        let left = store
+            .list_namespaces(b.id, None, None, 100)
+            .await
+            .unwrap()
+            .len();
         let exists = store.bucket_by_id(b.id).await.unwrap().is_some();
         assert_eq!(exists, !deleted, "round {round}");
-        assert_eq!(left, inserted.load(std::sync::atomic::Ordering::SeqCst), "round {round}");
+        assert_eq!(
+            left,
+            inserted.load(std::sync::atomic::Ordering::SeqCst),
+            "round {round}"
+        );
         if deleted {
             assert_eq!(left, 0, "round {round}: namespaces outlived their bucket");
         }
@@ -177,9 +219,21 @@ pub(crate) async fn race_delete_namespace_against_insert_table(env: Env) {
         for handle in tasks {
             inserted += usize::from(handle.await.unwrap());
         }
-        let left = store.list_tables(b.id, Some(ns.id), None, None, 100).await.unwrap().len();
+        let left = store
+            .list_tables(b.id, Some(ns.id), None, None, 100)
+            .await
+            .unwrap()
+            .len();
         assert_eq!(left, inserted, "round {round}");
-        assert_eq!(store.namespace_by_name(b.id, &ns.name).await.unwrap().is_some(), !deleted, "round {round}");
+        assert_eq!(
+            store
+                .namespace_by_name(b.id, &ns.name)
+                .await
+                .unwrap()
+                .is_some(),
+            !deleted,
+            "round {round}"
+        );
         if deleted {
             assert_eq!(left, 0, "round {round}: tables outlived their namespace");
         }
@@ -193,12 +247,22 @@ pub(crate) async fn race_attributes_upsert(env: Env) {
     let mut tasks = Vec::new();
     for task in 0..16 {
         let store = store.clone();
-        tasks.push(tokio::spawn(async move { store.set_attribute(id, AttributeKey::Tags, &task.to_string()).await }));
+        tasks.push(tokio::spawn(async move {
+            store
+                .set_attribute(id, AttributeKey::Tags, &task.to_string())
+                .await
+        }));
     }
     for handle in tasks {
         handle.await.unwrap().unwrap();
     }
-    let value: u32 = store.attribute(id, AttributeKey::Tags).await.unwrap().unwrap().parse().unwrap();
+    let value: u32 = store
+        .attribute(id, AttributeKey::Tags)
+        .await
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(value < 16);
 }
 
@@ -229,27 +293,53 @@ pub(crate) async fn race_read_then_write_transactions_succeed(env: Env) {
         tasks.push(tokio::spawn(async move {
             for round in 0..3 {
                 let name = format!("t{i}-r{round}");
-                store.rename_table(id, ns_id, &name, None, &name, at(30), "a").await?;
+                store
+                    .rename_table(id, ns_id, &name, None, &name, at(30), "a")
+                    .await?;
             }
             Ok::<_, StoreError>(())
         }));
     }
     for spare in &spare_namespaces {
         let (store, id) = (store.clone(), spare.id);
-        tasks.push(tokio::spawn(async move { store.delete_namespace(id).await }));
+        tasks.push(tokio::spawn(
+            async move { store.delete_namespace(id).await },
+        ));
     }
     for empty in &spare_buckets {
         let (store, id) = (store.clone(), empty.id);
         tasks.push(tokio::spawn(async move { store.delete_bucket(id).await }));
     }
     for (i, handle) in tasks.into_iter().enumerate() {
-        handle.await.unwrap().unwrap_or_else(|e| panic!("task {i}: {e:?}"));
+        handle
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("task {i}: {e:?}"));
     }
-    let names: Vec<String> =
-        store.list_tables(b.id, None, None, None, 100).await.unwrap().into_iter().map(|t| t.name).collect();
+    let names: Vec<String> = store
+        .list_tables(b.id, None, None, None, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     let mut want: Vec<String> = (0..12).map(|i| format!("t{i}-r2")).collect();
     want.sort();
     assert_eq!(names, want);
-    assert_eq!(store.list_namespaces(b.id, None, None, 100).await.unwrap().len(), 1);
-    assert_eq!(store.list_buckets("111122223333", None, None, 100).await.unwrap().len(), 1);
+    assert_eq!(
+        store
+            .list_namespaces(b.id, None, None, 100)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        store
+            .list_buckets("111122223333", None, None, 100)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }

@@ -24,7 +24,9 @@ use crate::server::{ACCESS_KEY, SECRET, TestServer};
 /// A fresh server with one table bucket; returns the server and the bucket ARN (the warehouse).
 async fn server_with_bucket(name: &str) -> (TestServer, String) {
     let server = TestServer::start();
-    let response = server.call(Method::PUT, "/buckets", json!({ "name": name })).await;
+    let response = server
+        .call(Method::PUT, "/buckets", json!({ "name": name }))
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
     let created: Value = response.json().await.unwrap();
     let arn = created["arn"].as_str().unwrap().to_string();
@@ -32,13 +34,20 @@ async fn server_with_bucket(name: &str) -> (TestServer, String) {
 }
 
 /// The properties of docs/clients/iceberg-rust.md.
-fn catalog_properties(server: &TestServer, warehouse: &str, secret: &str) -> HashMap<String, String> {
+fn catalog_properties(
+    server: &TestServer,
+    warehouse: &str,
+    secret: &str,
+) -> HashMap<String, String> {
     let uri = format!("{}/iceberg", server.tables_url);
     HashMap::from([
         ("uri".to_string(), uri.clone()),
         ("warehouse".to_string(), warehouse.to_string()),
         ("credential".to_string(), format!("{ACCESS_KEY}:{secret}")),
-        ("oauth2-server-uri".to_string(), format!("{uri}/v1/oauth/tokens")),
+        (
+            "oauth2-server-uri".to_string(),
+            format!("{uri}/v1/oauth/tokens"),
+        ),
     ])
 }
 
@@ -69,19 +78,42 @@ async fn iceberg_rust_namespaces_with_a_bearer_token() {
     assert!(catalog.list_namespaces(None).await.unwrap().is_empty());
     let ns = NamespaceIdent::new("rust_ns".to_string());
     let created = catalog
-        .create_namespace(&ns, HashMap::from([("owner".to_string(), "rust".to_string())]))
+        .create_namespace(
+            &ns,
+            HashMap::from([("owner".to_string(), "rust".to_string())]),
+        )
         .await
         .unwrap();
     assert_eq!(created.name(), &ns);
-    assert!(catalog.namespace_exists(&ns).await.unwrap(), "HEAD on the namespace");
-    assert!(!catalog.namespace_exists(&NamespaceIdent::new("nope".to_string())).await.unwrap());
-    assert_eq!(catalog.list_namespaces(None).await.unwrap(), vec![ns.clone()]);
+    assert!(
+        catalog.namespace_exists(&ns).await.unwrap(),
+        "HEAD on the namespace"
+    );
+    assert!(
+        !catalog
+            .namespace_exists(&NamespaceIdent::new("nope".to_string()))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        catalog.list_namespaces(None).await.unwrap(),
+        vec![ns.clone()]
+    );
     let loaded = catalog.get_namespace(&ns).await.unwrap();
-    assert_eq!(loaded.properties().get("owner").map(String::as_str), Some("rust"));
+    assert_eq!(
+        loaded.properties().get("owner").map(String::as_str),
+        Some("rust")
+    );
 
-    let again = catalog.create_namespace(&ns, HashMap::new()).await.unwrap_err();
+    let again = catalog
+        .create_namespace(&ns, HashMap::new())
+        .await
+        .unwrap_err();
     assert_eq!(again.kind(), ErrorKind::NamespaceAlreadyExists, "{again}");
-    let missing = catalog.get_namespace(&NamespaceIdent::new("nope".to_string())).await.unwrap_err();
+    let missing = catalog
+        .get_namespace(&NamespaceIdent::new("nope".to_string()))
+        .await
+        .unwrap_err();
     assert_eq!(missing.kind(), ErrorKind::NamespaceNotFound, "{missing}");
 
     catalog.drop_namespace(&ns).await.unwrap();
@@ -95,16 +127,28 @@ async fn iceberg_rust_tables_and_a_schema_commit_through_a_transaction() {
     let ns = NamespaceIdent::new("rust_tables".to_string());
     catalog.create_namespace(&ns, HashMap::new()).await.unwrap();
 
-    let creation = TableCreation::builder().name("events".to_string()).schema(schema()).build();
+    let creation = TableCreation::builder()
+        .name("events".to_string())
+        .schema(schema())
+        .build();
     let table = catalog.create_table(&ns, creation).await.unwrap();
     let ident = TableIdent::new(ns.clone(), "events".to_string());
     assert_eq!(table.identifier(), &ident);
     let location = table.metadata().location().to_string();
-    assert!(location.starts_with("s3://") && location.ends_with("--table-s3"), "{location}");
+    assert!(
+        location.starts_with("s3://") && location.ends_with("--table-s3"),
+        "{location}"
+    );
     let first_metadata = table.metadata_location().unwrap().to_string();
-    assert!(first_metadata.starts_with(&format!("{location}/metadata/00000-")), "{first_metadata}");
+    assert!(
+        first_metadata.starts_with(&format!("{location}/metadata/00000-")),
+        "{first_metadata}"
+    );
 
-    assert!(catalog.table_exists(&ident).await.unwrap(), "HEAD on the table");
+    assert!(
+        catalog.table_exists(&ident).await.unwrap(),
+        "HEAD on the table"
+    );
     assert_eq!(catalog.list_tables(&ns).await.unwrap(), vec![ident.clone()]);
     let loaded = catalog.load_table(&ident).await.unwrap();
     assert_eq!(loaded.metadata().uuid(), table.metadata().uuid());
@@ -114,23 +158,44 @@ async fn iceberg_rust_tables_and_a_schema_commit_through_a_transaction() {
     let tx = Transaction::new(&loaded);
     let tx = tx
         .update_schema()
-        .add_column(AddColumn::optional("score", Type::Primitive(PrimitiveType::Double)))
+        .add_column(AddColumn::optional(
+            "score",
+            Type::Primitive(PrimitiveType::Double),
+        ))
         .apply(tx)
         .unwrap();
     let updated = tx.commit(&catalog).await.unwrap();
-    let field = updated.metadata().current_schema().field_by_name("score").expect("score column");
+    let field = updated
+        .metadata()
+        .current_schema()
+        .field_by_name("score")
+        .expect("score column");
     assert_eq!(field.id, 3);
     let second_metadata = updated.metadata_location().unwrap().to_string();
-    assert!(second_metadata.starts_with(&format!("{location}/metadata/00001-")), "{second_metadata}");
+    assert!(
+        second_metadata.starts_with(&format!("{location}/metadata/00001-")),
+        "{second_metadata}"
+    );
     let reloaded = catalog.load_table(&ident).await.unwrap();
     assert_eq!(reloaded.metadata_location(), Some(second_metadata.as_str()));
     assert_eq!(reloaded.metadata().current_schema_id(), 1);
 
     // Properties through a Transaction.
     let tx = Transaction::new(&reloaded);
-    let tx = tx.update_table_properties().set("owner".to_string(), "rust".to_string()).apply(tx).unwrap();
+    let tx = tx
+        .update_table_properties()
+        .set("owner".to_string(), "rust".to_string())
+        .apply(tx)
+        .unwrap();
     let with_props = tx.commit(&catalog).await.unwrap();
-    assert_eq!(with_props.metadata().properties().get("owner").map(String::as_str), Some("rust"));
+    assert_eq!(
+        with_props
+            .metadata()
+            .properties()
+            .get("owner")
+            .map(String::as_str),
+        Some("rust")
+    );
 
     // Rename, then errors as iceberg-rust's error kinds.
     let renamed = TableIdent::new(ns.clone(), "renamed".to_string());
@@ -138,7 +203,10 @@ async fn iceberg_rust_tables_and_a_schema_commit_through_a_transaction() {
     assert!(!catalog.table_exists(&ident).await.unwrap());
     let gone = catalog.load_table(&ident).await.unwrap_err();
     assert_eq!(gone.kind(), ErrorKind::TableNotFound, "{gone}");
-    let creation = TableCreation::builder().name("renamed".to_string()).schema(schema()).build();
+    let creation = TableCreation::builder()
+        .name("renamed".to_string())
+        .schema(schema())
+        .build();
     let dup = catalog.create_table(&ns, creation).await.unwrap_err();
     assert_eq!(dup.kind(), ErrorKind::TableAlreadyExists, "{dup}");
 
@@ -154,7 +222,10 @@ async fn iceberg_rust_commit_from_a_stale_table_lands_on_the_latest_metadata() {
     let catalog = rest_catalog(&server, &warehouse).await;
     let ns = NamespaceIdent::new("rust_conflict".to_string());
     catalog.create_namespace(&ns, HashMap::new()).await.unwrap();
-    let creation = TableCreation::builder().name("t".to_string()).schema(schema()).build();
+    let creation = TableCreation::builder()
+        .name("t".to_string())
+        .schema(schema())
+        .build();
     catalog.create_table(&ns, creation).await.unwrap();
     let ident = TableIdent::new(ns, "t".to_string());
 
@@ -163,7 +234,10 @@ async fn iceberg_rust_commit_from_a_stale_table_lands_on_the_latest_metadata() {
     let tx = Transaction::new(&first);
     let tx = tx
         .update_schema()
-        .add_column(AddColumn::optional("a", Type::Primitive(PrimitiveType::Int)))
+        .add_column(AddColumn::optional(
+            "a",
+            Type::Primitive(PrimitiveType::Int),
+        ))
         .apply(tx)
         .unwrap();
     tx.commit(&catalog).await.unwrap();
@@ -174,11 +248,21 @@ async fn iceberg_rust_commit_from_a_stale_table_lands_on_the_latest_metadata() {
     let tx = Transaction::new(&second);
     let tx = tx
         .update_schema()
-        .add_column(AddColumn::optional("b", Type::Primitive(PrimitiveType::Int)))
+        .add_column(AddColumn::optional(
+            "b",
+            Type::Primitive(PrimitiveType::Int),
+        ))
         .apply(tx)
         .unwrap();
     let result = tx.commit(&catalog).await.unwrap();
-    let names: Vec<_> = result.metadata().current_schema().as_struct().fields().iter().map(|f| f.name.clone()).collect();
+    let names: Vec<_> = result
+        .metadata()
+        .current_schema()
+        .as_struct()
+        .fields()
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
     assert_eq!(names, ["id", "name", "a", "b"]);
 }
 
@@ -187,10 +271,16 @@ async fn iceberg_rust_with_a_wrong_secret_gets_no_token() {
     let (server, warehouse) = server_with_bucket("rust-auth").await;
     let catalog = RestCatalogBuilder::default()
         .with_storage_factory(Arc::new(MemoryStorageFactory))
-        .load("tablebay", catalog_properties(&server, &warehouse, "not-the-secret"))
+        .load(
+            "tablebay",
+            catalog_properties(&server, &warehouse, "not-the-secret"),
+        )
         .await
         .unwrap();
     let err = catalog.list_namespaces(None).await.unwrap_err();
-    assert!(err.to_string().to_lowercase().contains("invalid_client") || err.to_string().contains("401"),
-        "a wrong client secret must be an OAuth error, got: {err}");
+    assert!(
+        err.to_string().to_lowercase().contains("invalid_client")
+            || err.to_string().contains("401"),
+        "a wrong client secret must be an OAuth error, got: {err}"
+    );
 }

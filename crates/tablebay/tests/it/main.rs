@@ -2,8 +2,14 @@
 //! and drives it over HTTP with SigV4-signed requests (the client-side signer of `tablebay-auth`).
 // The whole target is test code, but clippy's `allow-*-in-tests` only covers `#[test]` functions, not the
 // helpers the test modules share.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
+mod compaction;
 mod control_plane;
 mod iceberg_clients_rust;
 mod iceberg_server;

@@ -1,6 +1,11 @@
 //! A running `tablebay serve` for one test, and a small signed HTTP client for it.
 // Test helpers outside `#[test]` functions, which clippy's `allow-*-in-tests` does not cover.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -31,11 +36,19 @@ impl TestServer {
     pub fn start_with(extra: &[&str]) -> Self {
         let data = tempfile::tempdir().unwrap();
         // TABLEBAY_BIN picks another binary: the shared target dir's may be another worktree's (scripts/build-bin.sh).
-        let binary = std::env::var("TABLEBAY_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tablebay").to_string());
+        let binary = std::env::var("TABLEBAY_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_tablebay").to_string());
         let mut child = Command::new(binary)
             .args(["serve", "--data-dir"])
             .arg(data.path())
-            .args(["--tables-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0", "--region", REGION])
+            .args([
+                "--tables-addr",
+                "127.0.0.1:0",
+                "--s3-addr",
+                "127.0.0.1:0",
+                "--region",
+                REGION,
+            ])
             .args(["--account-id", ACCOUNT])
             .args(extra)
             .env("TABLEBAY_ROOT_ACCESS_KEY_ID", ACCESS_KEY)
@@ -58,7 +71,9 @@ impl TestServer {
         let (mut tables_url, mut s3_url) = (None, None);
         while tables_url.is_none() || s3_url.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = rx.recv_timeout(left).expect("server did not announce its listeners in time");
+            let line = rx
+                .recv_timeout(left)
+                .expect("server did not announce its listeners in time");
             if let Some(url) = line.strip_prefix("tablebay tables listener ready at ") {
                 tables_url = Some(url.to_string());
             } else if let Some(url) = line.strip_prefix("tablebay s3 listener ready at ") {
@@ -72,6 +87,11 @@ impl TestServer {
             _data: data,
             http: reqwest::Client::new(),
         }
+    }
+
+    /// The server's data directory (its SQLite database and blobs).
+    pub fn data_dir(&self) -> &std::path::Path {
+        self._data.path()
     }
 
     /// Sends a request to the tables listener signed for `service` with the given secret.
@@ -89,13 +109,25 @@ impl TestServer {
             builder = builder.header("content-type", "application/json");
         }
         let (mut parts, ()) = builder.body(()).unwrap().into_parts();
-        tablebay_auth::signer::sign(&mut parts, body, ACCESS_KEY, secret, REGION, service, chrono::Utc::now()).unwrap();
+        tablebay_auth::signer::sign(
+            &mut parts,
+            body,
+            ACCESS_KEY,
+            secret,
+            REGION,
+            service,
+            chrono::Utc::now(),
+        )
+        .unwrap();
         self.send_parts(parts, body).await
     }
 
     /// Sends already built request parts as they are.
     pub async fn send_parts(&self, parts: http::request::Parts, body: &[u8]) -> reqwest::Response {
-        let mut request = self.http.request(parts.method, parts.uri.to_string()).body(body.to_vec());
+        let mut request = self
+            .http
+            .request(parts.method, parts.uri.to_string())
+            .body(body.to_vec());
         for (name, value) in &parts.headers {
             if name != http::header::HOST {
                 request = request.header(name, value);
@@ -105,9 +137,19 @@ impl TestServer {
     }
 
     /// A correctly signed control-plane request (service `s3tables`).
-    pub async fn call(&self, method: Method, path_and_query: &str, body: serde_json::Value) -> reqwest::Response {
-        let bytes = if body.is_null() { Vec::new() } else { serde_json::to_vec(&body).unwrap() };
-        self.send_signed(method, path_and_query, &bytes, "s3tables", SECRET).await
+    pub async fn call(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        body: serde_json::Value,
+    ) -> reqwest::Response {
+        let bytes = if body.is_null() {
+            Vec::new()
+        } else {
+            serde_json::to_vec(&body).unwrap()
+        };
+        self.send_signed(method, path_and_query, &bytes, "s3tables", SECRET)
+            .await
     }
 }
 
