@@ -90,8 +90,10 @@ impl Catalog {
         table: &TableRef,
     ) -> Result<(Table, BTreeMap<MaintenanceJobType, JobStatus>), CatalogError> {
         let (table, maintenance) = self.table_maintenance(table).await?;
-        let bucket_maintenance: BucketMaintenance =
-            self.setting(table.bucket.id, AttributeKey::Maintenance).await?.unwrap_or_default();
+        let bucket_maintenance: BucketMaintenance = self
+            .setting(table.bucket.id, AttributeKey::Maintenance)
+            .await?
+            .unwrap_or_default();
         let configured = [
             (
                 MaintenanceJobType::IcebergCompaction,
@@ -109,20 +111,40 @@ impl Catalog {
         let mut status = BTreeMap::new();
         for (job, enabled) in configured {
             let entry = match enabled {
-                MaintenanceStatus::Disabled => JobStatus { state: JobState::Disabled, last_run: None, failure_message: None },
+                MaintenanceStatus::Disabled => JobStatus {
+                    state: JobState::Disabled,
+                    last_run: None,
+                    failure_message: None,
+                },
                 // The latest decided run as maintenance recorded it (a backed-off run changes nothing).
-                MaintenanceStatus::Enabled => match self.meta.last_decided_run(table.id, job.as_str()).await? {
-                    None => JobStatus { state: JobState::NotYetRun, last_run: None, failure_message: None },
-                    Some(run) => {
-                        let took = chrono::Duration::milliseconds(i64::try_from(run.duration_ms).unwrap_or(i64::MAX));
-                        let failed = run.outcome == JobState::Failed.as_str();
-                        JobStatus {
-                            state: if failed { JobState::Failed } else { JobState::Successful },
-                            last_run: Some(run.started_at.checked_add_signed(took).unwrap_or(run.started_at)),
-                            failure_message: if failed { run.message } else { None },
+                MaintenanceStatus::Enabled => {
+                    match self.meta.last_decided_run(table.id, job.as_str()).await? {
+                        None => JobStatus {
+                            state: JobState::NotYetRun,
+                            last_run: None,
+                            failure_message: None,
+                        },
+                        Some(run) => {
+                            let took = chrono::Duration::milliseconds(
+                                i64::try_from(run.duration_ms).unwrap_or(i64::MAX),
+                            );
+                            let failed = run.outcome == JobState::Failed.as_str();
+                            JobStatus {
+                                state: if failed {
+                                    JobState::Failed
+                                } else {
+                                    JobState::Successful
+                                },
+                                last_run: Some(
+                                    run.started_at
+                                        .checked_add_signed(took)
+                                        .unwrap_or(run.started_at),
+                                ),
+                                failure_message: if failed { run.message } else { None },
+                            }
                         }
                     }
-                },
+                }
             };
             status.insert(job, entry);
         }
@@ -135,14 +157,21 @@ impl Catalog {
 impl Catalog {
     /// The table with this id, `None` when it was dropped.
     pub async fn table_by_id(&self, id: Uuid) -> Result<Option<Table>, CatalogError> {
-        let Some(record) = self.meta.table_by_id(id).await? else { return Ok(None) };
-        let Some(bucket) = self.meta.bucket_by_id(record.bucket_id).await? else { return Ok(None) };
+        let Some(record) = self.meta.table_by_id(id).await? else {
+            return Ok(None);
+        };
+        let Some(bucket) = self.meta.bucket_by_id(record.bucket_id).await? else {
+            return Ok(None);
+        };
         let bucket = self.bucket_from_record(bucket)?;
         Self::table_from_record(&bucket, record).map(Some)
     }
 
     /// The whole content of a file in a table's storage (a manifest list, a manifest), `None` when absent.
-    pub async fn read_table_object(&self, location: &TableLocation) -> Result<Option<Bytes>, CatalogError> {
+    pub async fn read_table_object(
+        &self,
+        location: &TableLocation,
+    ) -> Result<Option<Bytes>, CatalogError> {
         self.read_table_file(location).await
     }
 
@@ -154,23 +183,43 @@ impl Catalog {
         key: &str,
         modified: DateTime<Utc>,
     ) -> Result<Option<u64>, CatalogError> {
-        let Some(record) = self.meta.delete_object_if_unmodified(table_id, key, modified).await? else {
+        let Some(record) = self
+            .meta
+            .delete_object_if_unmodified(table_id, key, modified)
+            .await?
+        else {
             return Ok(None);
         };
         if key.ends_with(".metadata.json") {
-            self.metadata_cache.remove(&TableLocation { table_id, key: key.to_string() }.uri()).await;
+            self.metadata_cache
+                .remove(
+                    &TableLocation {
+                        table_id,
+                        key: key.to_string(),
+                    }
+                    .uri(),
+                )
+                .await;
         }
         let size = record.size;
         // No grace period: the row is gone and was unreferenced for days, so no reader still holds it.
-        self.delete_blobs_now(record.blobs.into_iter().map(|s| s.key).collect()).await;
+        self.delete_blobs_now(record.blobs.into_iter().map(|s| s.key).collect())
+            .await;
         Ok(Some(size))
     }
 
     /// Aborts the table's multipart uploads started before `cutoff` (abandoned); returns how many.
-    pub async fn abort_stale_uploads(&self, table_id: Uuid, cutoff: DateTime<Utc>) -> Result<u64, CatalogError> {
+    pub async fn abort_stale_uploads(
+        &self,
+        table_id: Uuid,
+        cutoff: DateTime<Utc>,
+    ) -> Result<u64, CatalogError> {
         let mut aborted = 0;
         loop {
-            let ids = self.meta.table_uploads_started_before(table_id, cutoff, 100).await?;
+            let ids = self
+                .meta
+                .table_uploads_started_before(table_id, cutoff, 100)
+                .await?;
             if ids.is_empty() {
                 return Ok(aborted);
             }

@@ -24,19 +24,26 @@ pub(crate) async fn compact(
         CompactionStrategy::Sort => Strategy::Sort,
         CompactionStrategy::ZOrder => Strategy::ZOrder,
     };
-    let engine = CompactionSettings { target_file_size_bytes: settings.target_file_size_bytes, strategy };
+    let engine = CompactionSettings {
+        target_file_size_bytes: settings.target_file_size_bytes,
+        strategy,
+    };
     let mut outcome = JobOutcome::default();
     // The engine's future is not `Send` (iceberg-rust's manifest iterators), so it runs to completion on a
     // blocking-pool thread driven by this runtime's handle; the worker's semaphore slot bounds how many do.
     let (catalog, table) = (catalog.clone(), TableRef::Arn(loaded.table.arn.clone()));
     let handle = tokio::runtime::Handle::current();
-    let result = tokio::task::spawn_blocking(move || handle.block_on(compact_table(&catalog, &table, &engine)))
-        .await
-        .map_err(|e| MaintenanceError::Unreadable(format!("the compaction task failed: {e}")))?;
+    let result = tokio::task::spawn_blocking(move || {
+        handle.block_on(compact_table(&catalog, &table, &engine))
+    })
+    .await
+    .map_err(|e| MaintenanceError::Unreadable(format!("the compaction task failed: {e}")))?;
     let report = match result {
         Ok(report) => report,
         Err(CompactionError::Conflict(why)) => {
-            outcome.backed_off = Some(format!("the table changed while compacting; retrying later ({why})"));
+            outcome.backed_off = Some(format!(
+                "the table changed while compacting; retrying later ({why})"
+            ));
             return Ok(outcome);
         }
         Err(CompactionError::NotFound(m)) => return Err(MaintenanceError::NotFound(m)),
@@ -51,7 +58,10 @@ pub(crate) async fn compact(
     outcome.detail("groupsCommitted", report.groups_committed);
     outcome.detail("groupsSkipped", report.groups_skipped);
     outcome.message = Some(match report.snapshot_id {
-        Some(id) => format!("rewrote {} files into {} (snapshot {id})", report.files_in, report.files_out),
+        Some(id) => format!(
+            "rewrote {} files into {} (snapshot {id})",
+            report.files_in, report.files_out
+        ),
         None => "nothing to compact".to_string(),
     });
     Ok(outcome)

@@ -48,7 +48,9 @@ pub(crate) fn expired_snapshots(
                 break;
             };
             reached.insert(id);
-            if keeping && (count < settings.min_snapshots_to_keep || snapshot.timestamp_ms() >= cutoff_ms) {
+            if keeping
+                && (count < settings.min_snapshots_to_keep || snapshot.timestamp_ms() >= cutoff_ms)
+            {
                 kept.insert(id);
                 count += 1;
             } else {
@@ -86,35 +88,55 @@ pub(crate) async fn expire(
         return Ok(outcome);
     }
     let expired_set: HashSet<i64> = expired.iter().copied().collect();
-    let retained: Vec<i64> =
-        metadata.snapshots().map(|s| s.snapshot_id()).filter(|id| !expired_set.contains(id)).collect();
+    let retained: Vec<i64> = metadata
+        .snapshots()
+        .map(|s| s.snapshot_id())
+        .filter(|id| !expired_set.contains(id))
+        .collect();
     // Decide which files go before committing: reading is what can fail, and after the commit the expired
     // snapshots' manifest lists are no longer named anywhere.
     let expired_files = snapshot_files(catalog, metadata, expired.iter().copied()).await?;
     let retained_files = snapshot_files(catalog, metadata, retained).await?;
     let table_id = loaded.table.id;
     let kept_keys = retained_files.keys_of(table_id);
-    let doomed: Vec<String> = expired_files.keys_of(table_id).into_iter().filter(|k| !kept_keys.contains(k)).collect();
+    let doomed: Vec<String> = expired_files
+        .keys_of(table_id)
+        .into_iter()
+        .filter(|k| !kept_keys.contains(k))
+        .collect();
 
-    let mut requirements = vec![TableRequirement::UuidMatch { uuid: metadata.uuid() }];
+    let mut requirements = vec![TableRequirement::UuidMatch {
+        uuid: metadata.uuid(),
+    }];
     let mut names: Vec<&String> = refs.keys().collect();
     names.sort();
     for name in names {
         let snapshot_id = refs.get(name).map(|r| r.snapshot_id);
-        requirements.push(TableRequirement::RefSnapshotIdMatch { r#ref: name.clone(), snapshot_id });
+        requirements.push(TableRequirement::RefSnapshotIdMatch {
+            r#ref: name.clone(),
+            snapshot_id,
+        });
     }
-    let change =
-        TableChange { requirements, updates: vec![TableUpdate::RemoveSnapshots { snapshot_ids: expired.clone() }] };
+    let change = TableChange {
+        requirements,
+        updates: vec![TableUpdate::RemoveSnapshots {
+            snapshot_ids: expired.clone(),
+        }],
+    };
     let owner = loaded.table.bucket.arn.account.clone();
     match catalog.commit_table(&loaded.table, change, &owner).await {
         Ok(_) => {}
         Err(CommitError::Conflict(why)) => {
-            outcome.backed_off = Some(format!("the table changed while expiring snapshots; retrying later ({why})"));
+            outcome.backed_off = Some(format!(
+                "the table changed while expiring snapshots; retrying later ({why})"
+            ));
             return Ok(outcome);
         }
         Err(CommitError::NotFound(m)) => return Err(MaintenanceError::NotFound(m)),
         Err(e) => {
-            return Err(MaintenanceError::Unreadable(format!("the expiration commit failed: {e}")));
+            return Err(MaintenanceError::Unreadable(format!(
+                "the expiration commit failed: {e}"
+            )));
         }
     }
     let (files, bytes) = delete_keys(catalog, meta, table_id, doomed, started).await?;
@@ -122,7 +144,10 @@ pub(crate) async fn expire(
     outcome.bytes_in = bytes;
     outcome.detail("snapshotsExpired", expired.len() as u64);
     outcome.detail("filesDeleted", files);
-    outcome.message = Some(format!("expired {} snapshots, deleted {files} files", expired.len()));
+    outcome.message = Some(format!(
+        "expired {} snapshots, deleted {files} files",
+        expired.len()
+    ));
     Ok(outcome)
 }
 
@@ -161,7 +186,10 @@ mod tests {
                 (n.to_string(), serde_json::json!({"snapshot-id": id, "type": if *branch {"branch"} else {"tag"}}))
             })
             .collect();
-        let current = refs.iter().find(|(n, _, _)| *n == "main").map(|(_, id, _)| *id);
+        let current = refs
+            .iter()
+            .find(|(n, _, _)| *n == "main")
+            .map(|(_, id, _)| *id);
         let doc = serde_json::json!({
             "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": "s3://x",
             "last-sequence-number": snapshots.len(), "last-updated-ms": now.timestamp_millis(), "last-column-id": 1,
@@ -176,7 +204,17 @@ mod tests {
     }
 
     fn refs(list: &[(&str, i64, bool)]) -> HashMap<String, SnapshotRefInfo> {
-        list.iter().map(|(n, id, b)| (n.to_string(), SnapshotRefInfo { snapshot_id: *id, is_branch: *b })).collect()
+        list.iter()
+            .map(|(n, id, b)| {
+                (
+                    n.to_string(),
+                    SnapshotRefInfo {
+                        snapshot_id: *id,
+                        is_branch: *b,
+                    },
+                )
+            })
+            .collect()
     }
 
     #[test]
@@ -187,8 +225,14 @@ mod tests {
             max_snapshot_age: Duration::from_secs(hours * 3600),
         };
         // main: 1 <- 2 <- 3 <- 4 <- 5 (ages 50, 40, 30, 20, 10 hours); tag on 2; 6: orphan of a rollback, 45 h.
-        let snaps =
-            [(1, None, 50), (2, Some(1), 40), (3, Some(2), 30), (4, Some(3), 20), (5, Some(4), 10), (6, Some(1), 45)];
+        let snaps = [
+            (1, None, 50),
+            (2, Some(1), 40),
+            (3, Some(2), 30),
+            (4, Some(3), 20),
+            (5, Some(4), 10),
+            (6, Some(1), 45),
+        ];
         let r = [("main", 5, true), ("v1", 2, false)];
         let md = metadata(&snaps, &r, now);
         let refs = refs(&r);
@@ -200,12 +244,19 @@ mod tests {
             (10, 1, vec![6]),
             (1, 1, vec![1, 3, 4, 6]),
         ] {
-            assert_eq!(expired_snapshots(&md, &refs, &settings(min, hours), now), want, "min {min} hours {hours}");
+            assert_eq!(
+                expired_snapshots(&md, &refs, &settings(min, hours), now),
+                want,
+                "min {min} hours {hours}"
+            );
         }
         // A second branch keeps its own history.
         let r = [("main", 5, true), ("audit", 3, true)];
         let md = metadata(&snaps, &r, now);
-        assert_eq!(expired_snapshots(&md, &refs_of(&r), &settings(2, 1), now), vec![1, 6]);
+        assert_eq!(
+            expired_snapshots(&md, &refs_of(&r), &settings(2, 1), now),
+            vec![1, 6]
+        );
     }
 
     fn refs_of(list: &[(&str, i64, bool)]) -> HashMap<String, SnapshotRefInfo> {

@@ -23,6 +23,6 @@ pub use metrics::MaintenanceMetrics;
 pub use run::{MaintenanceRun, RunOutcome};
 pub use runner::{JobRunner, MAX_LISTED_RUNS, MaintenanceConfig};
 pub use settings::{
-    EffectiveCompaction, EffectiveSnapshotManagement, EffectiveUnreferencedRemoval, MAX_SNAPSHOT_AGE_PROPERTY,
-    MIN_SNAPSHOTS_PROPERTY, TARGET_FILE_SIZE_PROPERTY,
+    EffectiveCompaction, EffectiveSnapshotManagement, EffectiveUnreferencedRemoval,
+    MAX_SNAPSHOT_AGE_PROPERTY, MIN_SNAPSHOTS_PROPERTY, TARGET_FILE_SIZE_PROPERTY,
 };

@@ -29,7 +29,10 @@ impl MaintenanceMetrics {
         };
         let job = run.job_type.as_str();
         *totals.runs.entry((job, run.outcome.as_str())).or_default() += 1;
-        for (direction, files, bytes) in [("in", run.files_in, run.bytes_in), ("out", run.files_out, run.bytes_out)] {
+        for (direction, files, bytes) in [
+            ("in", run.files_in, run.bytes_in),
+            ("out", run.files_out, run.bytes_out),
+        ] {
             let entry = totals.volume.entry((job, direction)).or_default();
             entry.0 += files;
             entry.1 += bytes;
@@ -43,10 +46,15 @@ impl MaintenanceMetrics {
         let Ok(totals) = self.totals.lock() else {
             return out;
         };
-        out.push_str("# HELP tablebay_maintenance_runs_total Maintenance runs, by job type and outcome.\n");
+        out.push_str(
+            "# HELP tablebay_maintenance_runs_total Maintenance runs, by job type and outcome.\n",
+        );
         out.push_str("# TYPE tablebay_maintenance_runs_total counter\n");
         for ((job, outcome), n) in &totals.runs {
-            let _ = writeln!(out, "tablebay_maintenance_runs_total{{type=\"{job}\",outcome=\"{outcome}\"}} {n}");
+            let _ = writeln!(
+                out,
+                "tablebay_maintenance_runs_total{{type=\"{job}\",outcome=\"{outcome}\"}} {n}"
+            );
         }
         out.push_str(
             "# HELP tablebay_maintenance_files_total Files maintenance took in (direction=in: deleted by expiration \
@@ -54,19 +62,28 @@ impl MaintenanceMetrics {
         );
         out.push_str("# TYPE tablebay_maintenance_files_total counter\n");
         for ((job, direction), (files, _)) in &totals.volume {
-            let _ =
-                writeln!(out, "tablebay_maintenance_files_total{{type=\"{job}\",direction=\"{direction}\"}} {files}");
+            let _ = writeln!(
+                out,
+                "tablebay_maintenance_files_total{{type=\"{job}\",direction=\"{direction}\"}} {files}"
+            );
         }
         out.push_str("# HELP tablebay_maintenance_bytes_total Bytes of those files.\n");
         out.push_str("# TYPE tablebay_maintenance_bytes_total counter\n");
         for ((job, direction), (_, bytes)) in &totals.volume {
-            let _ =
-                writeln!(out, "tablebay_maintenance_bytes_total{{type=\"{job}\",direction=\"{direction}\"}} {bytes}");
+            let _ = writeln!(
+                out,
+                "tablebay_maintenance_bytes_total{{type=\"{job}\",direction=\"{direction}\"}} {bytes}"
+            );
         }
-        out.push_str("# HELP tablebay_maintenance_run_seconds_total Time spent in maintenance runs.\n");
+        out.push_str(
+            "# HELP tablebay_maintenance_run_seconds_total Time spent in maintenance runs.\n",
+        );
         out.push_str("# TYPE tablebay_maintenance_run_seconds_total counter\n");
         for (job, seconds) in &totals.seconds {
-            let _ = writeln!(out, "tablebay_maintenance_run_seconds_total{{type=\"{job}\"}} {seconds}");
+            let _ = writeln!(
+                out,
+                "tablebay_maintenance_run_seconds_total{{type=\"{job}\"}} {seconds}"
+            );
         }
         out
     }

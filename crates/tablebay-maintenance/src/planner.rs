@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use iceberg::spec::TableMetadata;
-use tablebay_catalog::{CommitObserver, CompactionSettings, MaintenanceJobType, SnapshotManagementSettings, Table};
+use tablebay_catalog::{
+    CommitObserver, CompactionSettings, MaintenanceJobType, SnapshotManagementSettings, Table,
+};
 use tablebay_store::MetaStore;
 use uuid::Uuid;
 
@@ -30,14 +32,21 @@ pub(crate) struct CommitTrigger {
 
 impl CommitTrigger {
     pub(crate) fn new(meta: MetaStore, cooldown: Duration) -> Arc<Self> {
-        Arc::new(Self { meta, cooldown, recent: Mutex::new(HashMap::new()) })
+        Arc::new(Self {
+            meta,
+            cooldown,
+            recent: Mutex::new(HashMap::new()),
+        })
     }
 
     /// The job types the committed metadata calls for.
     pub(crate) fn due(metadata: &TableMetadata, now_ms: i64) -> Vec<MaintenanceJobType> {
         let mut due = Vec::new();
         let properties = metadata.properties();
-        let expiry = EffectiveSnapshotManagement::resolve(&SnapshotManagementSettings::default(), properties);
+        let expiry = EffectiveSnapshotManagement::resolve(
+            &SnapshotManagementSettings::default(),
+            properties,
+        );
         let max_age_ms = i64::try_from(expiry.max_snapshot_age.as_millis()).unwrap_or(i64::MAX);
         let oldest = metadata.snapshots().map(|s| s.timestamp_ms()).min();
         if metadata.snapshots().len() > expiry.min_snapshots_to_keep
@@ -48,10 +57,16 @@ impl CommitTrigger {
         if compaction::AVAILABLE
             && let Some(summary) = metadata.current_snapshot().map(|s| s.summary())
         {
-            let total = |key: &str| summary.additional_properties.get(key).and_then(|v| v.parse::<u64>().ok());
-            let target =
-                EffectiveCompaction::resolve(&CompactionSettings::default(), properties).target_file_size_bytes;
-            if let (Some(files), Some(bytes)) = (total("total-data-files"), total("total-files-size"))
+            let total = |key: &str| {
+                summary
+                    .additional_properties
+                    .get(key)
+                    .and_then(|v| v.parse::<u64>().ok())
+            };
+            let target = EffectiveCompaction::resolve(&CompactionSettings::default(), properties)
+                .target_file_size_bytes;
+            if let (Some(files), Some(bytes)) =
+                (total("total-data-files"), total("total-files-size"))
                 && files >= SMALL_FILES_TRIGGER
                 && bytes / files < target / SMALL_FILE_FRACTION
             {
@@ -74,13 +89,18 @@ impl CommitObserver for CommitTrigger {
                 return;
             };
             recent.retain(|_, at| now.duration_since(*at) < self.cooldown);
-            due.into_iter().filter(|job| recent.insert((table.id, *job), now).is_none()).collect()
+            due.into_iter()
+                .filter(|job| recent.insert((table.id, *job), now).is_none())
+                .collect()
         };
         for job in due {
             let meta = self.meta.clone();
             let table_id = table.id;
             tokio::spawn(async move {
-                if let Err(e) = meta.enqueue_job(table_id, job.as_str(), "commit", chrono::Utc::now()).await {
+                if let Err(e) = meta
+                    .enqueue_job(table_id, job.as_str(), "commit", chrono::Utc::now())
+                    .await
+                {
                     tracing::warn!(%table_id, job = job.as_str(), error = %e, "could not queue maintenance after a commit");
                 }
             });

@@ -62,8 +62,9 @@ pub(crate) async fn snapshot_files(
             let bytes = read(catalog, &manifest.manifest_path).await?;
             let path = manifest.manifest_path.clone();
             let live = blocking(move || {
-                let parsed = Manifest::parse_avro(&bytes)
-                    .map_err(|e| MaintenanceError::Unreadable(format!("manifest {path}: {}", e.message())))?;
+                let parsed = Manifest::parse_avro(&bytes).map_err(|e| {
+                    MaintenanceError::Unreadable(format!("manifest {path}: {}", e.message()))
+                })?;
                 Ok(parsed
                     .entries()
                     .iter()
@@ -89,15 +90,29 @@ pub(crate) async fn table_files(
     let ids: Vec<i64> = metadata.snapshots().map(|s| s.snapshot_id()).collect();
     let mut set = snapshot_files(catalog, metadata, ids).await?;
     set.files.insert(metadata_location.to_string());
-    set.files.extend(metadata.metadata_log().iter().map(|log| log.metadata_file.clone()));
-    set.files.extend(metadata.statistics_iter().map(|s| s.statistics_path.clone()));
-    set.files.extend(metadata.partition_statistics_iter().map(|s| s.statistics_path.clone()));
+    set.files.extend(
+        metadata
+            .metadata_log()
+            .iter()
+            .map(|log| log.metadata_file.clone()),
+    );
+    set.files.extend(
+        metadata
+            .statistics_iter()
+            .map(|s| s.statistics_path.clone()),
+    );
+    set.files.extend(
+        metadata
+            .partition_statistics_iter()
+            .map(|s| s.statistics_path.clone()),
+    );
     Ok(set)
 }
 
 async fn read(catalog: &Catalog, path: &str) -> Result<bytes::Bytes, MaintenanceError> {
-    let location = TableLocation::parse(path)
-        .ok_or_else(|| MaintenanceError::Unreadable(format!("{path} is outside every table's storage")))?;
+    let location = TableLocation::parse(path).ok_or_else(|| {
+        MaintenanceError::Unreadable(format!("{path} is outside every table's storage"))
+    })?;
     catalog
         .read_table_object(&location)
         .await?
@@ -111,8 +126,9 @@ async fn parse_manifest_list(
 ) -> Result<ManifestList, MaintenanceError> {
     let path = path.to_string();
     blocking(move || {
-        ManifestList::parse_with_version(&bytes, version)
-            .map_err(|e| MaintenanceError::Unreadable(format!("manifest list {path}: {}", e.message())))
+        ManifestList::parse_with_version(&bytes, version).map_err(|e| {
+            MaintenanceError::Unreadable(format!("manifest list {path}: {}", e.message()))
+        })
     })
     .await
 }

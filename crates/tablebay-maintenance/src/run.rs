@@ -98,10 +98,9 @@ impl MaintenanceRun {
     }
 
     pub(crate) fn from_record(record: RunRecord) -> Result<Self, MaintenanceError> {
-        let job_type = record
-            .job_type
-            .parse()
-            .map_err(|_| MaintenanceError::Unreadable(format!("stored run has job type {}", record.job_type)))?;
+        let job_type = record.job_type.parse().map_err(|_| {
+            MaintenanceError::Unreadable(format!("stored run has job type {}", record.job_type))
+        })?;
         Ok(Self {
             id: record.id,
             job_id: record.job_id,

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use tablebay_catalog::{Catalog, CatalogError, MaintenanceJobType, MaintenanceStatus, Table, TableArn, TableRef};
+use tablebay_catalog::{
+    Catalog, CatalogError, MaintenanceJobType, MaintenanceStatus, Table, TableArn, TableRef,
+};
 use tablebay_store::MetaStore;
 use tablebay_store::meta::JobRecord;
 use tokio::sync::{Semaphore, watch};
@@ -19,7 +21,9 @@ use uuid::Uuid;
 use crate::expire_snapshots::expire;
 use crate::planner::CommitTrigger;
 use crate::run::JobOutcome;
-use crate::settings::{EffectiveCompaction, EffectiveSnapshotManagement, EffectiveUnreferencedRemoval};
+use crate::settings::{
+    EffectiveCompaction, EffectiveSnapshotManagement, EffectiveUnreferencedRemoval,
+};
 use crate::unreferenced_files::remove_unreferenced;
 use crate::{MaintenanceError, MaintenanceMetrics, MaintenanceRun, RunOutcome, compaction};
 
@@ -72,10 +76,19 @@ pub struct JobRunner {
 impl JobRunner {
     /// The service over a catalog and the metadata store holding its jobs; installs the commit trigger.
     pub fn new(catalog: Catalog, meta: MetaStore, config: MaintenanceConfig) -> Arc<Self> {
-        let cooldown = config.poll_interval.saturating_mul(6).max(Duration::from_secs(1));
+        let cooldown = config
+            .poll_interval
+            .saturating_mul(6)
+            .max(Duration::from_secs(1));
         catalog.observe_commits(CommitTrigger::new(meta.clone(), cooldown));
         let slots = Semaphore::new(config.workers.max(1));
-        Arc::new(Self { catalog, meta, config, metrics: MaintenanceMetrics::default(), slots })
+        Arc::new(Self {
+            catalog,
+            meta,
+            config,
+            metrics: MaintenanceMetrics::default(),
+            slots,
+        })
     }
 
     /// The counters of this instance.
@@ -91,7 +104,11 @@ impl JobRunner {
         for n in 0..self.config.workers {
             let runner = Arc::clone(self);
             let stop = stop.clone();
-            tokio::spawn(async move { runner.work(format!("{}/{n}", runner.config.instance), stop).await });
+            tokio::spawn(async move {
+                runner
+                    .work(format!("{}/{n}", runner.config.instance), stop)
+                    .await
+            });
         }
         if let Some(every) = self.config.sweep_interval {
             let runner = Arc::clone(self);
@@ -107,21 +124,42 @@ impl JobRunner {
         job_type: MaintenanceJobType,
     ) -> Result<MaintenanceRun, MaintenanceError> {
         let table = self.catalog.table(&TableRef::Arn(table.clone())).await?;
-        let owner = format!("{}/run-now-{}", self.config.instance, Uuid::now_v7().simple());
+        let owner = format!(
+            "{}/run-now-{}",
+            self.config.instance,
+            Uuid::now_v7().simple()
+        );
         let now = Utc::now();
-        let job = self.meta.claim_job_for(table.id, job_type.as_str(), &owner, now, now + self.lease()).await?;
-        let _slot = self.slots.acquire().await.map_err(|e| MaintenanceError::Unavailable(e.to_string()))?;
+        let job = self
+            .meta
+            .claim_job_for(table.id, job_type.as_str(), &owner, now, now + self.lease())
+            .await?;
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|e| MaintenanceError::Unavailable(e.to_string()))?;
         Ok(self.execute(job, Some(table), true).await)
     }
 
     /// Recorded runs, newest first: of one table if given, up to `limit` (at most [`MAX_LISTED_RUNS`]).
-    pub async fn runs(&self, table: Option<&TableArn>, limit: u32) -> Result<Vec<MaintenanceRun>, MaintenanceError> {
+    pub async fn runs(
+        &self,
+        table: Option<&TableArn>,
+        limit: u32,
+    ) -> Result<Vec<MaintenanceRun>, MaintenanceError> {
         let table_id = match table {
             Some(arn) => Some(self.catalog.table(&TableRef::Arn(arn.clone())).await?.id),
             None => None,
         };
-        let records = self.meta.list_runs(table_id, None, limit.clamp(1, MAX_LISTED_RUNS)).await?;
-        records.into_iter().map(MaintenanceRun::from_record).collect()
+        let records = self
+            .meta
+            .list_runs(table_id, None, limit.clamp(1, MAX_LISTED_RUNS))
+            .await?;
+        records
+            .into_iter()
+            .map(MaintenanceRun::from_record)
+            .collect()
     }
 
     fn lease(&self) -> chrono::Duration {
@@ -132,7 +170,11 @@ impl JobRunner {
     async fn work(&self, owner: String, mut stop: watch::Receiver<bool>) {
         loop {
             let now = Utc::now();
-            let claimed = match self.meta.claim_next_job(&owner, now, now + self.lease()).await {
+            let claimed = match self
+                .meta
+                .claim_next_job(&owner, now, now + self.lease())
+                .await
+            {
                 Ok(claimed) => claimed,
                 Err(e) => {
                     tracing::warn!(worker = %owner, error = %e, "could not claim a maintenance job");
@@ -166,16 +208,30 @@ impl JobRunner {
 
     /// Runs a claimed job under its lease, records the run and releases the job. A job of a dropped table, or
     /// (when not asked for explicitly) of a disabled type, ends without a record.
-    async fn execute(&self, job: JobRecord, table: Option<Table>, explicit: bool) -> MaintenanceRun {
+    async fn execute(
+        &self,
+        job: JobRecord,
+        table: Option<Table>,
+        explicit: bool,
+    ) -> MaintenanceRun {
         let started_at = Utc::now();
         let clock = Instant::now();
         let heartbeat = self.heartbeat(&job);
         let job_type: Result<MaintenanceJobType, _> = job.job_type.parse();
         let result = match (job_type, table) {
-            (Err(_), _) => Err(MaintenanceError::Invalid(format!("unknown job type {}", job.job_type))),
-            (Ok(job_type), Some(table)) => self.dispatch(job_type, table, explicit).await.map(|o| (job_type, o)),
+            (Err(_), _) => Err(MaintenanceError::Invalid(format!(
+                "unknown job type {}",
+                job.job_type
+            ))),
+            (Ok(job_type), Some(table)) => self
+                .dispatch(job_type, table, explicit)
+                .await
+                .map(|o| (job_type, o)),
             (Ok(job_type), None) => match self.catalog.table_by_id(job.table_id).await {
-                Ok(Some(table)) => self.dispatch(job_type, table, explicit).await.map(|o| (job_type, o)),
+                Ok(Some(table)) => self
+                    .dispatch(job_type, table, explicit)
+                    .await
+                    .map(|o| (job_type, o)),
                 Ok(None) => Err(MaintenanceError::NotFound("the table was dropped".into())),
                 Err(e) => Err(e.into()),
             },
@@ -183,7 +239,10 @@ impl JobRunner {
         heartbeat.abort();
         let duration_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
         let table_arn = self.table_arn(job.table_id).await;
-        let job_type = job.job_type.parse().unwrap_or(MaintenanceJobType::IcebergSnapshotManagement);
+        let job_type = job
+            .job_type
+            .parse()
+            .unwrap_or(MaintenanceJobType::IcebergSnapshotManagement);
         let mut run = MaintenanceRun {
             id: Uuid::now_v7(),
             job_id: job.id,
@@ -214,8 +273,8 @@ impl JobRunner {
                 if let Some(why) = outcome.backed_off {
                     run.outcome = RunOutcome::Skipped;
                     run.message = Some(why);
-                    let backoff =
-                        chrono::Duration::from_std(self.config.backoff).unwrap_or(chrono::Duration::seconds(60));
+                    let backoff = chrono::Duration::from_std(self.config.backoff)
+                        .unwrap_or(chrono::Duration::seconds(60));
                     retry = Some(Utc::now() + backoff);
                 }
             }
@@ -289,14 +348,22 @@ impl JobRunner {
         explicit: bool,
     ) -> Result<Option<JobOutcome>, MaintenanceError> {
         let arn = table.arn.clone();
-        let (table, configured) = self.catalog.table_maintenance(&TableRef::Arn(arn.clone())).await?;
+        let (table, configured) = self
+            .catalog
+            .table_maintenance(&TableRef::Arn(arn.clone()))
+            .await?;
         let enabled = |status: MaintenanceStatus| explicit || status == MaintenanceStatus::Enabled;
         let loaded = match self.catalog.reload_iceberg_table(&table).await {
             Ok(loaded) => loaded,
             // A table created without a schema has nothing to maintain yet.
-            Err(CatalogError::NotFound(_)) if self.catalog.table_by_id(arn.table_id).await?.is_some() => {
+            Err(CatalogError::NotFound(_))
+                if self.catalog.table_by_id(arn.table_id).await?.is_some() =>
+            {
                 let message = Some("the table has no Iceberg metadata yet".to_string());
-                return Ok(Some(JobOutcome { message, ..JobOutcome::default() }));
+                return Ok(Some(JobOutcome {
+                    message,
+                    ..JobOutcome::default()
+                }));
             }
             Err(e) => return Err(e.into()),
         };
@@ -306,25 +373,36 @@ impl JobRunner {
                 if !enabled(configured.snapshot_management.status) {
                     return Ok(None);
                 }
-                let settings =
-                    EffectiveSnapshotManagement::resolve(&configured.snapshot_management.settings, &properties);
-                expire(&self.catalog, &self.meta, loaded, &settings).await.map(Some)
+                let settings = EffectiveSnapshotManagement::resolve(
+                    &configured.snapshot_management.settings,
+                    &properties,
+                );
+                expire(&self.catalog, &self.meta, loaded, &settings)
+                    .await
+                    .map(Some)
             }
             MaintenanceJobType::IcebergUnreferencedFileRemoval => {
                 let bucket = self.catalog.bucket_maintenance(&arn.bucket).await?;
                 if !enabled(bucket.unreferenced_file_removal.status) {
                     return Ok(None);
                 }
-                let settings =
-                    EffectiveUnreferencedRemoval::resolve(&bucket.unreferenced_file_removal.settings, self.config.day);
-                remove_unreferenced(&self.catalog, &self.meta, loaded, &settings, Utc::now()).await.map(Some)
+                let settings = EffectiveUnreferencedRemoval::resolve(
+                    &bucket.unreferenced_file_removal.settings,
+                    self.config.day,
+                );
+                remove_unreferenced(&self.catalog, &self.meta, loaded, &settings, Utc::now())
+                    .await
+                    .map(Some)
             }
             MaintenanceJobType::IcebergCompaction => {
                 if !enabled(configured.compaction.status) {
                     return Ok(None);
                 }
-                let settings = EffectiveCompaction::resolve(&configured.compaction.settings, &properties);
-                compaction::compact(&self.catalog, loaded, &settings).await.map(Some)
+                let settings =
+                    EffectiveCompaction::resolve(&configured.compaction.settings, &properties);
+                compaction::compact(&self.catalog, loaded, &settings)
+                    .await
+                    .map(Some)
             }
         }
     }
@@ -356,13 +434,31 @@ impl JobRunner {
             after = Some(*last);
             for id in ids {
                 let now = Utc::now();
-                self.meta.enqueue_job(id, MaintenanceJobType::IcebergSnapshotManagement.as_str(), "sweep", now).await?;
+                self.meta
+                    .enqueue_job(
+                        id,
+                        MaintenanceJobType::IcebergSnapshotManagement.as_str(),
+                        "sweep",
+                        now,
+                    )
+                    .await?;
                 if compaction::AVAILABLE {
-                    self.meta.enqueue_job(id, MaintenanceJobType::IcebergCompaction.as_str(), "sweep", now).await?;
+                    self.meta
+                        .enqueue_job(
+                            id,
+                            MaintenanceJobType::IcebergCompaction.as_str(),
+                            "sweep",
+                            now,
+                        )
+                        .await?;
                 }
                 let removal = MaintenanceJobType::IcebergUnreferencedFileRemoval.as_str();
                 let last_run = self.meta.last_decided_run(id, removal).await?;
-                if last_run.is_none_or(|run| run.started_at.checked_add_signed(day).is_none_or(|due| due <= now)) {
+                if last_run.is_none_or(|run| {
+                    run.started_at
+                        .checked_add_signed(day)
+                        .is_none_or(|due| due <= now)
+                }) {
                     self.meta.enqueue_job(id, removal, "sweep", now).await?;
                 }
             }

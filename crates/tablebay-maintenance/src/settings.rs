@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use tablebay_catalog::{
-    CompactionSettings, CompactionStrategy, SnapshotManagementSettings, UnreferencedFileRemovalSettings,
+    CompactionSettings, CompactionStrategy, SnapshotManagementSettings,
+    UnreferencedFileRemovalSettings,
 };
 
 /// Table property overriding `minSnapshotsToKeep` (Iceberg `TableProperties.MIN_SNAPSHOTS_TO_KEEP`).
@@ -27,14 +28,22 @@ pub struct EffectiveSnapshotManagement {
 
 impl EffectiveSnapshotManagement {
     /// The configured settings with the table's property overrides applied (an unparsable property is ignored).
-    pub fn resolve(configured: &SnapshotManagementSettings, properties: &HashMap<String, String>) -> Self {
+    pub fn resolve(
+        configured: &SnapshotManagementSettings,
+        properties: &HashMap<String, String>,
+    ) -> Self {
         let min = property::<usize>(properties, MIN_SNAPSHOTS_PROPERTY)
             .unwrap_or(configured.min_snapshots_to_keep as usize)
             .max(1);
         let age = property::<u64>(properties, MAX_SNAPSHOT_AGE_PROPERTY)
             .map(Duration::from_millis)
-            .unwrap_or(Duration::from_secs(u64::from(configured.max_snapshot_age_hours) * 3600));
-        Self { min_snapshots_to_keep: min, max_snapshot_age: age }
+            .unwrap_or(Duration::from_secs(
+                u64::from(configured.max_snapshot_age_hours) * 3600,
+            ));
+        Self {
+            min_snapshots_to_keep: min,
+            max_snapshot_age: age,
+        }
     }
 }
 
@@ -53,7 +62,10 @@ impl EffectiveCompaction {
         let target = property::<u64>(properties, TARGET_FILE_SIZE_PROPERTY)
             .filter(|bytes| *bytes > 0)
             .unwrap_or(u64::from(configured.target_file_size_mb) * 1024 * 1024);
-        Self { target_file_size_bytes: target, strategy: configured.strategy }
+        Self {
+            target_file_size_bytes: target,
+            strategy: configured.strategy,
+        }
     }
 }
 
@@ -86,15 +98,23 @@ mod tests {
 
     #[test]
     fn properties_override_the_configuration() {
-        let configured = SnapshotManagementSettings { min_snapshots_to_keep: 3, max_snapshot_age_hours: 2 };
+        let configured = SnapshotManagementSettings {
+            min_snapshots_to_keep: 3,
+            max_snapshot_age_hours: 2,
+        };
         let none = HashMap::new();
         assert_eq!(
             EffectiveSnapshotManagement::resolve(&configured, &none),
-            EffectiveSnapshotManagement { min_snapshots_to_keep: 3, max_snapshot_age: Duration::from_secs(7200) }
+            EffectiveSnapshotManagement {
+                min_snapshots_to_keep: 3,
+                max_snapshot_age: Duration::from_secs(7200)
+            }
         );
-        for (min, age, want_min, want_age_ms) in
-            [("5", "1000", 5, 1000), ("0", "oops", 1, 7_200_000), ("x", "60000", 3, 60_000)]
-        {
+        for (min, age, want_min, want_age_ms) in [
+            ("5", "1000", 5, 1000),
+            ("0", "oops", 1, 7_200_000),
+            ("x", "60000", 3, 60_000),
+        ] {
             let props: HashMap<String, String> = [
                 (MIN_SNAPSHOTS_PROPERTY.to_string(), min.to_string()),
                 (MAX_SNAPSHOT_AGE_PROPERTY.to_string(), age.to_string()),
@@ -102,14 +122,27 @@ mod tests {
             .into();
             let got = EffectiveSnapshotManagement::resolve(&configured, &props);
             assert_eq!(got.min_snapshots_to_keep, want_min, "{min}");
-            assert_eq!(got.max_snapshot_age, Duration::from_millis(want_age_ms), "{age}");
+            assert_eq!(
+                got.max_snapshot_age,
+                Duration::from_millis(want_age_ms),
+                "{age}"
+            );
         }
         let compaction = CompactionSettings::default();
-        assert_eq!(EffectiveCompaction::resolve(&compaction, &none).target_file_size_bytes, 512 * 1024 * 1024);
-        let props: HashMap<String, String> = [(TARGET_FILE_SIZE_PROPERTY.to_string(), "1048576".to_string())].into();
-        assert_eq!(EffectiveCompaction::resolve(&compaction, &props).target_file_size_bytes, 1_048_576);
-        let removal =
-            EffectiveUnreferencedRemoval::resolve(&UnreferencedFileRemovalSettings::default(), Duration::from_secs(2));
+        assert_eq!(
+            EffectiveCompaction::resolve(&compaction, &none).target_file_size_bytes,
+            512 * 1024 * 1024
+        );
+        let props: HashMap<String, String> =
+            [(TARGET_FILE_SIZE_PROPERTY.to_string(), "1048576".to_string())].into();
+        assert_eq!(
+            EffectiveCompaction::resolve(&compaction, &props).target_file_size_bytes,
+            1_048_576
+        );
+        let removal = EffectiveUnreferencedRemoval::resolve(
+            &UnreferencedFileRemovalSettings::default(),
+            Duration::from_secs(2),
+        );
         assert_eq!(
             (removal.unreferenced_after, removal.delete_after),
             (Duration::from_secs(6), Duration::from_secs(20))

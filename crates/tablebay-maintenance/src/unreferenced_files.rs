@@ -34,7 +34,12 @@ pub(crate) async fn remove_unreferenced(
     now: DateTime<Utc>,
 ) -> Result<JobOutcome, MaintenanceError> {
     let table_id = loaded.table.id;
-    let referenced = table_files(catalog, &loaded.metadata.metadata, &loaded.metadata_location).await?;
+    let referenced = table_files(
+        catalog,
+        &loaded.metadata.metadata,
+        &loaded.metadata_location,
+    )
+    .await?;
     let referenced_keys = referenced.keys_of(table_id);
     let unreferenced_before = before(now, settings.unreferenced_after);
     let delete_marked_before = before(now, settings.delete_after);
@@ -47,7 +52,10 @@ pub(crate) async fn remove_unreferenced(
     let mut scanned = 0u64;
     let mut after: Option<String> = None;
     loop {
-        let range = KeyRange { start: after.as_deref().map(KeyStart::After), end: None };
+        let range = KeyRange {
+            start: after.as_deref().map(KeyStart::After),
+            end: None,
+        };
         let page = meta.list_objects(table_id, range, PAGE).await?;
         let Some(last) = page.last() else { break };
         after = Some(last.key.clone());
@@ -85,15 +93,19 @@ pub(crate) async fn remove_unreferenced(
         && now_table.metadata_location.as_deref() != Some(loaded.metadata_location.as_str())
     {
         let newer = catalog.reload_iceberg_table(&now_table).await?;
-        let newer_keys =
-            table_files(catalog, &newer.metadata.metadata, &newer.metadata_location).await?.keys_of(table_id);
+        let newer_keys = table_files(catalog, &newer.metadata.metadata, &newer.metadata_location)
+            .await?
+            .keys_of(table_id);
         to_delete.retain(|(key, _)| !newer_keys.contains(key));
     }
 
     let mut outcome = JobOutcome::default();
     let mut deleted_keys = Vec::new();
     for (key, modified) in &to_delete {
-        if let Some(size) = catalog.remove_unreferenced_object(table_id, key, *modified).await? {
+        if let Some(size) = catalog
+            .remove_unreferenced_object(table_id, key, *modified)
+            .await?
+        {
             outcome.files_in += 1;
             outcome.bytes_in += size;
         }
@@ -103,7 +115,9 @@ pub(crate) async fn remove_unreferenced(
     to_clear.extend(deleted_keys);
     meta.clear_noncurrent(table_id, &to_clear).await?;
     let uploads_cutoff = before(unreferenced_before, settings.delete_after);
-    let aborted = catalog.abort_stale_uploads(table_id, uploads_cutoff).await?;
+    let aborted = catalog
+        .abort_stale_uploads(table_id, uploads_cutoff)
+        .await?;
 
     outcome.detail("objectsScanned", scanned);
     outcome.detail("referencedFiles", referenced.files.len() as u64);
@@ -136,7 +150,10 @@ pub(crate) async fn delete_keys(
         if object.modified_at >= not_after {
             continue;
         }
-        if let Some(size) = catalog.remove_unreferenced_object(table_id, &key, object.modified_at).await? {
+        if let Some(size) = catalog
+            .remove_unreferenced_object(table_id, &key, object.modified_at)
+            .await?
+        {
             files += 1;
             bytes += size;
         }
@@ -146,5 +163,8 @@ pub(crate) async fn delete_keys(
 
 /// `now - age`, saturating at the earliest representable time.
 fn before(now: DateTime<Utc>, age: std::time::Duration) -> DateTime<Utc> {
-    chrono::Duration::from_std(age).ok().and_then(|age| now.checked_sub_signed(age)).unwrap_or(DateTime::<Utc>::MIN_UTC)
+    chrono::Duration::from_std(age)
+        .ok()
+        .and_then(|age| now.checked_sub_signed(age))
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
 }

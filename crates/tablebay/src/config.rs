@@ -345,27 +345,48 @@ const MAX_MAINTENANCE_PERIOD_SECONDS: f64 = 7.0 * 86_400.0;
 /// Validates the maintenance options and fills the defaults.
 fn maintenance_config(given: &MaintenanceArgs) -> anyhow::Result<MaintenanceConfig> {
     let defaults = MaintenanceConfig::default();
-    let seconds = |value: Option<f64>, default: Duration, name: &str, max: f64| -> anyhow::Result<Duration> {
-        match value {
-            None => Ok(default),
-            Some(v) if v > 0.0 && v <= max => Ok(Duration::from_secs_f64(v)),
-            Some(v) => bail!("invalid {name} {v} (more than 0, at most {max} seconds)"),
-        }
-    };
+    let seconds =
+        |value: Option<f64>, default: Duration, name: &str, max: f64| -> anyhow::Result<Duration> {
+            match value {
+                None => Ok(default),
+                Some(v) if v > 0.0 && v <= max => Ok(Duration::from_secs_f64(v)),
+                Some(v) => bail!("invalid {name} {v} (more than 0, at most {max} seconds)"),
+            }
+        };
     let workers = given.workers.unwrap_or(defaults.workers);
     if workers > 64 {
         bail!("invalid maintenance workers {workers} (0 to 64)");
     }
     let sweep_interval = match given.sweep {
         Some(0.0) => None,
-        other => Some(seconds(other, Duration::from_secs(3600), "maintenance sweep period", MAX_MAINTENANCE_PERIOD_SECONDS)?),
+        other => Some(seconds(
+            other,
+            Duration::from_secs(3600),
+            "maintenance sweep period",
+            MAX_MAINTENANCE_PERIOD_SECONDS,
+        )?),
     };
     Ok(MaintenanceConfig {
         workers,
-        poll_interval: seconds(given.poll, defaults.poll_interval, "maintenance poll period", MAX_MAINTENANCE_PERIOD_SECONDS)?,
-        lease: seconds(given.lease, defaults.lease, "maintenance lease", MAX_MAINTENANCE_PERIOD_SECONDS)?,
+        poll_interval: seconds(
+            given.poll,
+            defaults.poll_interval,
+            "maintenance poll period",
+            MAX_MAINTENANCE_PERIOD_SECONDS,
+        )?,
+        lease: seconds(
+            given.lease,
+            defaults.lease,
+            "maintenance lease",
+            MAX_MAINTENANCE_PERIOD_SECONDS,
+        )?,
         sweep_interval,
-        backoff: seconds(given.backoff, defaults.backoff, "maintenance backoff", MAX_MAINTENANCE_PERIOD_SECONDS)?,
+        backoff: seconds(
+            given.backoff,
+            defaults.backoff,
+            "maintenance backoff",
+            MAX_MAINTENANCE_PERIOD_SECONDS,
+        )?,
         // A day of at most a day: the option exists to shorten periods for tests.
         day: seconds(given.day, defaults.day, "maintenance day", 86_400.0)?,
         instance: defaults.instance,

@@ -45,7 +45,9 @@ fn main() -> anyhow::Result<()> {
             runtime.block_on(compact::run(args))
         }
         Command::Maintenance(command) => {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
             runtime.block_on(maintenance_cli::run(command))
         }
     }

@@ -9,7 +9,11 @@ use http::{Method, Request};
 #[derive(Args, Debug)]
 pub struct ClientArgs {
     /// The tables listener's URL.
-    #[arg(long, env = "TABLEBAY_ENDPOINT", default_value = "http://127.0.0.1:8181")]
+    #[arg(
+        long,
+        env = "TABLEBAY_ENDPOINT",
+        default_value = "http://127.0.0.1:8181"
+    )]
     endpoint: String,
     /// The region to sign for.
     #[arg(long, env = "AWS_REGION", default_value = "us-east-1")]
@@ -52,11 +56,25 @@ pub enum MaintenanceCommand {
 /// Sends the command's request and prints the answer; a non-2xx answer is an error (exit status 1).
 pub async fn run(command: MaintenanceCommand) -> anyhow::Result<()> {
     let (method, path, body, client) = match command {
-        MaintenanceCommand::Run { table_arn, job_type, client } => {
-            let body = serde_json::to_vec(&serde_json::json!({"tableArn": table_arn, "type": job_type}))?;
-            (Method::POST, "/admin/maintenance/run".to_string(), body, client)
+        MaintenanceCommand::Run {
+            table_arn,
+            job_type,
+            client,
+        } => {
+            let body =
+                serde_json::to_vec(&serde_json::json!({"tableArn": table_arn, "type": job_type}))?;
+            (
+                Method::POST,
+                "/admin/maintenance/run".to_string(),
+                body,
+                client,
+            )
         }
-        MaintenanceCommand::Runs { table_arn, max_runs, client } => {
+        MaintenanceCommand::Runs {
+            table_arn,
+            max_runs,
+            client,
+        } => {
             let mut query = Vec::new();
             if let Some(arn) = table_arn {
                 query.push(format!("tableArn={}", encode(&arn)));
@@ -77,7 +95,10 @@ pub async fn run(command: MaintenanceCommand) -> anyhow::Result<()> {
     if !body.is_empty() {
         builder = builder.header("content-type", "application/json");
     }
-    let (mut parts, ()) = builder.body(()).with_context(|| format!("invalid endpoint {url}"))?.into_parts();
+    let (mut parts, ()) = builder
+        .body(())
+        .with_context(|| format!("invalid endpoint {url}"))?
+        .into_parts();
     tablebay_auth::signer::sign(
         &mut parts,
         &body,
@@ -94,7 +115,10 @@ pub async fn run(command: MaintenanceCommand) -> anyhow::Result<()> {
             request = request.header(name, value);
         }
     }
-    let response = request.send().await.with_context(|| format!("calling {url}"))?;
+    let response = request
+        .send()
+        .await
+        .with_context(|| format!("calling {url}"))?;
     let status = response.status();
     let text = response.text().await?;
     println!("{text}");
@@ -109,7 +133,9 @@ fn encode(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             other => format!("%{other:02X}"),
         })
         .collect()

@@ -34,8 +34,14 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .await
         .context("opening the metadata store")?;
     let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
-    let catalog =
-        Catalog::new(meta.clone(), blobs, CatalogConfig { region: config.region.clone(), flavor: config.arn_flavor });
+    let catalog = Catalog::new(
+        meta.clone(),
+        blobs,
+        CatalogConfig {
+            region: config.region.clone(),
+            flavor: config.arn_flavor,
+        },
+    );
     let maintenance = JobRunner::new(catalog.clone(), meta, config.maintenance.clone());
     let identities = Identities::new(
         config.root.access_key_id.clone(),

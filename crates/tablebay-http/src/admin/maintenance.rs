@@ -88,11 +88,14 @@ impl From<MaintenanceError> for ControlPlaneError {
             MaintenanceError::NotFound(_) => Self::NotFound(message),
             MaintenanceError::Invalid(_) => Self::BadRequest(message),
             MaintenanceError::Busy(_) => Self::Conflict(message),
-            MaintenanceError::Unavailable(_) | MaintenanceError::Unreadable(_) => Self::Internal(message),
-            MaintenanceError::Catalog(source) => source.into(),
-            MaintenanceError::Store(source) => {
-                Self::Internal(format!("{source}: {:?}", std::error::Error::source(&source)))
+            MaintenanceError::Unavailable(_) | MaintenanceError::Unreadable(_) => {
+                Self::Internal(message)
             }
+            MaintenanceError::Catalog(source) => source.into(),
+            MaintenanceError::Store(source) => Self::Internal(format!(
+                "{source}: {:?}",
+                std::error::Error::source(&source)
+            )),
         }
     }
 }
@@ -105,16 +108,20 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
     let mut operation = "unknown";
     let mut principal_arn = String::from("-");
     let result = async {
-        let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
-            ControlPlaneError::BadRequest(format!("The request body is larger than {MAX_BODY_BYTES} bytes"))
-        })?;
-        let principal = authenticate(&app.tables_verifier, &app.identities, &parts, &body).map_err(auth_error)?;
+        let body = axum::body::to_bytes(body, MAX_BODY_BYTES)
+            .await
+            .map_err(|_| {
+                ControlPlaneError::BadRequest(format!(
+                    "The request body is larger than {MAX_BODY_BYTES} bytes"
+                ))
+            })?;
+        let principal = authenticate(&app.tables_verifier, &app.identities, &parts, &body)
+            .map_err(auth_error)?;
         principal_arn.clone_from(&principal.arn);
         let account = AccountId::parse(&principal.account_id)?;
-        let runner = app
-            .maintenance
-            .as_ref()
-            .ok_or_else(|| ControlPlaneError::Internal("maintenance is not configured on this server".into()))?;
+        let runner = app.maintenance.as_ref().ok_or_else(|| {
+            ControlPlaneError::Internal("maintenance is not configured on this server".into())
+        })?;
         match (&parts.method, parts.uri.path()) {
             (&Method::POST, "/admin/maintenance/run") => {
                 operation = "RunMaintenanceJob";
@@ -125,9 +132,14 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
                 list(runner, &account, parts.uri.query()).await
             }
             (_, "/admin/maintenance/run" | "/admin/maintenance/runs") => {
-                Err(ControlPlaneError::MethodNotAllowed(format!("{} is not allowed here", parts.method)))
+                Err(ControlPlaneError::MethodNotAllowed(format!(
+                    "{} is not allowed here",
+                    parts.method
+                )))
             }
-            (_, path) => Err(ControlPlaneError::NotFound(format!("No admin operation at {path}"))),
+            (_, path) => Err(ControlPlaneError::NotFound(format!(
+                "No admin operation at {path}"
+            ))),
         }
     }
     .await;
@@ -161,7 +173,11 @@ fn owned_table(account: &AccountId, raw: &str) -> Result<TableArn, ControlPlaneE
     Ok(arn)
 }
 
-async fn run(runner: &JobRunner, account: &AccountId, body: &[u8]) -> Result<Response, ControlPlaneError> {
+async fn run(
+    runner: &JobRunner,
+    account: &AccountId,
+    body: &[u8],
+) -> Result<Response, ControlPlaneError> {
     let request: RunMaintenanceRequest = serde_json::from_slice(body)
         .map_err(|e| ControlPlaneError::BadRequest(format!("Invalid request body: {e}")))?;
     let job_type: MaintenanceJobType = request.job_type.parse().map_err(|_| {
@@ -183,7 +199,11 @@ struct ListRunsQuery {
     max_runs: Option<String>,
 }
 
-async fn list(runner: &JobRunner, account: &AccountId, query: Option<&str>) -> Result<Response, ControlPlaneError> {
+async fn list(
+    runner: &JobRunner,
+    account: &AccountId,
+    query: Option<&str>,
+) -> Result<Response, ControlPlaneError> {
     let query: ListRunsQuery = serde_urlencoded_query(query)?;
     let limit = match query.max_runs.as_deref() {
         None => DEFAULT_LISTED_RUNS,
@@ -198,19 +218,27 @@ async fn list(runner: &JobRunner, account: &AccountId, query: Option<&str>) -> R
                 ))
             })?,
     };
-    let arn = query.table_arn.as_deref().map(|raw| owned_table(account, raw)).transpose()?;
+    let arn = query
+        .table_arn
+        .as_deref()
+        .map(|raw| owned_table(account, raw))
+        .transpose()?;
     let runs = runner.runs(arn.as_ref(), limit).await?;
     // Without a table filter, only the caller's account's tables.
     let runs = runs
         .into_iter()
-        .filter(|run| TableArn::parse(&run.table_arn).is_ok_and(|arn| &arn.bucket.account == account))
+        .filter(|run| {
+            TableArn::parse(&run.table_arn).is_ok_and(|arn| &arn.bucket.account == account)
+        })
         .map(RunResponse::from)
         .collect();
     json(&ListRunsResponse { runs })
 }
 
 /// Parses the query string with axum's decoder (percent-decoding, `+` as space); unknown keys are a 400.
-fn serde_urlencoded_query<T: serde::de::DeserializeOwned>(query: Option<&str>) -> Result<T, ControlPlaneError> {
+fn serde_urlencoded_query<T: serde::de::DeserializeOwned>(
+    query: Option<&str>,
+) -> Result<T, ControlPlaneError> {
     let uri: http::Uri = format!("/?{}", query.unwrap_or_default())
         .parse()
         .map_err(|_| ControlPlaneError::BadRequest("Invalid query string".into()))?;

@@ -26,18 +26,58 @@ const MAX_CONNECTIONS: u32 = 10;
 /// time; versions and descriptions follow sqlx's `<version>_<description>.sql` naming, so the recorded
 /// checksums are the ones `sqlx::migrate!` would compute. A new migration is a new file plus a line here.
 const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
-    (2, "objects", include_str!("../../migrations/sqlite/0002_objects.sql")),
-    (3, "iceberg", include_str!("../../migrations/sqlite/0003_iceberg.sql")),
-    (4, "detached storage", include_str!("../../migrations/sqlite/0004_detached_storage.sql")),
-    (6, "maintenance", include_str!("../../migrations/sqlite/0006_maintenance.sql")),
+    (
+        1,
+        "init",
+        include_str!("../../migrations/sqlite/0001_init.sql"),
+    ),
+    (
+        2,
+        "objects",
+        include_str!("../../migrations/sqlite/0002_objects.sql"),
+    ),
+    (
+        3,
+        "iceberg",
+        include_str!("../../migrations/sqlite/0003_iceberg.sql"),
+    ),
+    (
+        4,
+        "detached storage",
+        include_str!("../../migrations/sqlite/0004_detached_storage.sql"),
+    ),
+    (
+        6,
+        "maintenance",
+        include_str!("../../migrations/sqlite/0006_maintenance.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
-    (1, "init", include_str!("../../migrations/postgres/0001_init.sql")),
-    (2, "objects", include_str!("../../migrations/postgres/0002_objects.sql")),
-    (3, "iceberg", include_str!("../../migrations/postgres/0003_iceberg.sql")),
-    (4, "detached storage", include_str!("../../migrations/postgres/0004_detached_storage.sql")),
-    (6, "maintenance", include_str!("../../migrations/postgres/0006_maintenance.sql")),
+    (
+        1,
+        "init",
+        include_str!("../../migrations/postgres/0001_init.sql"),
+    ),
+    (
+        2,
+        "objects",
+        include_str!("../../migrations/postgres/0002_objects.sql"),
+    ),
+    (
+        3,
+        "iceberg",
+        include_str!("../../migrations/postgres/0003_iceberg.sql"),
+    ),
+    (
+        4,
+        "detached storage",
+        include_str!("../../migrations/postgres/0004_detached_storage.sql"),
+    ),
+    (
+        6,
+        "maintenance",
+        include_str!("../../migrations/postgres/0006_maintenance.sql"),
+    ),
 ];
 
 /// Opens the store at `url`, see [`MetaStore::connect`].

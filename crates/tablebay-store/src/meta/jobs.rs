@@ -155,7 +155,9 @@ impl MetaStore {
             Backend::Postgres => {
                 "SELECT state, lease_expires_ms FROM maintenance_jobs WHERE table_id = $1 AND job_type = $2 FOR UPDATE"
             }
-            Backend::Sqlite => "SELECT state, lease_expires_ms FROM maintenance_jobs WHERE table_id = $1 AND job_type = $2",
+            Backend::Sqlite => {
+                "SELECT state, lease_expires_ms FROM maintenance_jobs WHERE table_id = $1 AND job_type = $2"
+            }
         };
         let mut tx = self.begin_write().await?;
         sqlx::query(
@@ -176,7 +178,9 @@ impl MetaStore {
         let state: String = row.try_get("state")?;
         let expires: Option<i64> = row.try_get("lease_expires_ms")?;
         if state == "running" && expires.is_some_and(|ms| ms >= codec::millis(now)) {
-            return Err(StoreError::Conflict(format!("a {job_type} job of this table is running")));
+            return Err(StoreError::Conflict(format!(
+                "a {job_type} job of this table is running"
+            )));
         }
         let row = sqlx::query(
             "UPDATE maintenance_jobs SET state = 'running', lease_owner = $1, lease_expires_ms = $2, \
@@ -194,7 +198,12 @@ impl MetaStore {
     }
 
     /// Extends the lease of a job `owner` still holds; `false` when it lost the lease (another worker took over).
-    pub async fn renew_lease(&self, job_id: Uuid, owner: &str, lease_until: DateTime<Utc>) -> Result<bool, StoreError> {
+    pub async fn renew_lease(
+        &self,
+        job_id: Uuid,
+        owner: &str,
+        lease_until: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
         let updated = sqlx::query(
             "UPDATE maintenance_jobs SET lease_expires_ms = $1 WHERE id = $2 AND lease_owner = $3 AND state = 'running'",
         )
@@ -292,7 +301,11 @@ impl MetaStore {
 
     /// The latest run of `job_type` on the table with outcome `Successful` or `Failed` (a skipped run does not
     /// change a job's status).
-    pub async fn last_decided_run(&self, table_id: Uuid, job_type: &str) -> Result<Option<RunRecord>, StoreError> {
+    pub async fn last_decided_run(
+        &self,
+        table_id: Uuid,
+        job_type: &str,
+    ) -> Result<Option<RunRecord>, StoreError> {
         sqlx::query(concat!(
             "SELECT ",
             run_columns!(),
@@ -309,7 +322,11 @@ impl MetaStore {
     }
 
     /// Ids of up to `limit` tables after `after`, in id order (the periodic sweep walks every table).
-    pub async fn table_ids_after(&self, after: Option<Uuid>, limit: u32) -> Result<Vec<Uuid>, StoreError> {
+    pub async fn table_ids_after(
+        &self,
+        after: Option<Uuid>,
+        limit: u32,
+    ) -> Result<Vec<Uuid>, StoreError> {
         sqlx::query("SELECT id FROM tables WHERE ($1 IS NULL OR id > $1) ORDER BY id LIMIT $2")
             .bind(after.map(|id| id.to_string()))
             .bind(i64::from(limit))
@@ -360,7 +377,11 @@ impl MetaStore {
     }
 
     /// Forgets noncurrent marks (the object is referenced again, changed, or deleted).
-    pub async fn clear_noncurrent(&self, table_id: Uuid, keys: &[String]) -> Result<(), StoreError> {
+    pub async fn clear_noncurrent(
+        &self,
+        table_id: Uuid,
+        keys: &[String],
+    ) -> Result<(), StoreError> {
         if keys.is_empty() {
             return Ok(());
         }
@@ -385,7 +406,9 @@ fn job_from_row(row: &AnyRow) -> Result<JobRecord, StoreError> {
         trigger: codec::text(row, "trigger_reason")?,
         lease_owner: codec::text(row, "lease_owner")?,
         lease_expires: codec::time(row, "lease_expires_ms")?,
-        attempts: row.try_get::<i64, _>("attempts").or_else(|_| row.try_get::<i32, _>("attempts").map(i64::from))?,
+        attempts: row
+            .try_get::<i64, _>("attempts")
+            .or_else(|_| row.try_get::<i32, _>("attempts").map(i64::from))?,
     })
 }
 
@@ -414,4 +437,3 @@ fn run_from_row(row: &AnyRow) -> Result<RunRecord, StoreError> {
         duration_ms: count(row, "duration_ms")?,
     })
 }
-

@@ -21,10 +21,10 @@ mod views;
 pub use attributes::AttributeKey;
 pub use buckets::BucketRecord;
 pub use idempotency::IdempotencyRecord;
+pub use jobs::{JobRecord, RunRecord};
 pub use multipart::{CompletedUpload, PartRecord, UploadRecord};
 pub use namespaces::NamespaceRecord;
 pub use objects::{BlobSegment, KeyRange, KeyStart, ObjectRecord, StoredChecksum, WriteCondition};
-pub use jobs::{JobRecord, RunRecord};
 pub use tables::{PointerSwap, TableRecord};
 pub use views::ViewRecord;
 
