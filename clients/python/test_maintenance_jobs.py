@@ -238,3 +238,79 @@ def test_disabled_and_failed_status_and_admin_errors(server, s3tables, bucket, c
     metrics = server.metrics_text() if hasattr(server, "metrics_text") else \
         signed_request(server.tables_url, "GET", "/metrics", sign=False).text
     assert 'tablebay_maintenance_runs_total{type="icebergCompaction"' in metrics
+
+
+def test_a_writer_never_fails_while_snapshots_expire(server, s3tables, bucket, catalog):
+    """Expiration commits with tight requirements and backs off when a writer wins; the writer's commits all
+    succeed (PyIceberg's own commit, no retries added here) and every row it wrote is there afterwards."""
+    import threading
+
+    ns = unique("ns", "_")
+    catalog.create_namespace(ns)
+    catalog.create_table(f"{ns}.stream", schema=SCHEMA, properties={
+        "history.expire.min-snapshots-to-keep": "1", "history.expire.max-snapshot-age-ms": "1"})
+    arn = table_arn(s3tables, bucket.arn, ns, "stream")
+    errors: list[BaseException] = []
+    batches = 15
+
+    def write():
+        writer = rest_catalog(server, bucket.arn).load_table(f"{ns}.stream")
+        try:
+            for i in range(batches):
+                writer.append(rows(range(i * 10, i * 10 + 10)))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    outcomes = []
+    while thread.is_alive():
+        outcomes.append(run_now(server, arn, "icebergSnapshotManagement")["outcome"])
+    thread.join()
+    assert errors == [], errors
+    assert set(outcomes) <= {"Successful", "Skipped"}, outcomes
+    table = catalog.load_table(f"{ns}.stream")
+    assert sorted(r["id"] for r in table.scan().to_arrow().to_pylist()) == list(range(batches * 10))
+    final = run_now(server, arn, "icebergSnapshotManagement")
+    assert final["outcome"] == "Successful", final
+    assert len(catalog.load_table(f"{ns}.stream").metadata.snapshots) == 1
+
+
+@pytest.fixture(scope="module")
+def working_server(tmp_path_factory):
+    """A server whose workers poll often and run no sweep: only commit triggers queue jobs."""
+    srv = TablebayServer(tmp_path_factory.mktemp("tablebay-maint-workers"), arn_flavor="aws",
+                         extra_args=("--maintenance-workers", "1", "--maintenance-poll-seconds", "0.2",
+                                     "--maintenance-sweep-seconds", "0"))
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def test_a_commit_that_leaves_expired_snapshots_queues_expiration(working_server):
+    from tablebay_test.clients import make_client
+
+    s3tables_w = make_client(working_server.tables_url)
+    name = unique("bkt")
+    barn = s3tables_w.create_table_bucket(name=name)["arn"]
+    cat = rest_catalog(working_server, barn)
+    cat.create_namespace("ns")
+    table = cat.create_table("ns.t", schema=SCHEMA, properties={
+        "history.expire.min-snapshots-to-keep": "2", "history.expire.max-snapshot-age-ms": "1"})
+    for i in range(4):
+        table.append(rows([i]))
+    arn = table_arn(s3tables_w, barn, "ns", "t")
+    deadline = time.monotonic() + 60
+    while True:
+        listed = signed_request(working_server.tables_url, "GET",
+                                f"/admin/maintenance/runs?tableArn={quote_arn(arn)}").json()["runs"]
+        expired = [r for r in listed if r["type"] == "icebergSnapshotManagement" and r["trigger"] == "commit"
+                   and r["outcome"] == "Successful" and r["details"].get("snapshotsExpired", 0) > 0]
+        snapshots = len(cat.load_table("ns.t").metadata.snapshots)
+        if expired and snapshots == 2:
+            break
+        assert time.monotonic() < deadline, (listed, snapshots)
+        time.sleep(0.2)
+    assert sorted(r["id"] for r in cat.load_table("ns.t").scan().to_arrow().to_pylist()) == [0, 1, 2, 3]
+    status = job_status(s3tables_w, barn, "ns", "t")["icebergSnapshotManagement"]
+    assert status["status"] == "Successful", status

@@ -107,3 +107,79 @@ impl CommitObserver for CommitTrigger {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metadata(
+        properties: serde_json::Value,
+        snapshot_ages_ms: &[i64],
+        now_ms: i64,
+        files: u64,
+        bytes: u64,
+    ) -> TableMetadata {
+        let snapshots: Vec<serde_json::Value> = snapshot_ages_ms
+            .iter()
+            .enumerate()
+            .map(|(i, age)| {
+                serde_json::json!({
+                    "snapshot-id": i + 1, "sequence-number": i + 1, "timestamp-ms": now_ms - age,
+                    "manifest-list": format!("s3://x/metadata/snap-{i}.avro"), "schema-id": 0,
+                    "summary": {"operation": "append", "total-data-files": files.to_string(),
+                                "total-files-size": bytes.to_string()}
+                })
+            })
+            .collect();
+        let current = snapshot_ages_ms.len() as i64;
+        serde_json::from_value(serde_json::json!({
+            "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": "s3://x",
+            "last-sequence-number": current, "last-updated-ms": now_ms, "last-column-id": 1,
+            "current-schema-id": 0, "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+                {"id": 1, "name": "id", "type": "long", "required": true}]}],
+            "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}], "last-partition-id": 999,
+            "default-sort-order-id": 0, "sort-orders": [{"order-id": 0, "fields": []}],
+            "properties": properties, "current-snapshot-id": if current > 0 { current } else { -1 },
+            "snapshots": snapshots, "snapshot-log": [], "metadata-log": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn commits_queue_what_they_leave_due() {
+        let now = 10_000_000_000;
+        let hour = 3_600_000;
+        let none = serde_json::json!({});
+        let short = serde_json::json!({"history.expire.max-snapshot-age-ms": "1000", "write.target-file-size-bytes": "1048576"});
+        let due = |props: &serde_json::Value, ages: &[i64], files, bytes| {
+            CommitTrigger::due(&metadata(props.clone(), ages, now, files, bytes), now)
+        };
+        // Defaults: 120 hours, keep 1.
+        assert!(due(&none, &[10 * hour, hour], 1, 100).is_empty());
+        assert_eq!(
+            due(&none, &[121 * hour, hour], 1, 100),
+            vec![MaintenanceJobType::IcebergSnapshotManagement]
+        );
+        assert!(
+            due(&none, &[121 * hour], 1, 100).is_empty(),
+            "the only snapshot is kept"
+        );
+        // Properties shorten the age; many small files call for compaction.
+        assert_eq!(
+            due(&short, &[5000, 10], 1, 100),
+            vec![MaintenanceJobType::IcebergSnapshotManagement]
+        );
+        assert_eq!(
+            due(&short, &[10], 16, 16 * 1000),
+            vec![MaintenanceJobType::IcebergCompaction]
+        );
+        assert!(
+            due(&short, &[10], 15, 15 * 1000).is_empty(),
+            "too few files"
+        );
+        assert!(
+            due(&short, &[10], 16, 16 * 900_000).is_empty(),
+            "files already near the target"
+        );
+    }
+}

@@ -21,7 +21,7 @@ enum Command {
     /// Run the server: the tables listener (control plane, Iceberg REST) and the S3 listener.
     Serve(Box<config::ServeArgs>),
     /// Compact one table now (against a server's stores, while it runs) and print the report as JSON.
-    Compact(compact::CompactArgs),
+    Compact(Box<compact::CompactArgs>),
     /// Table maintenance on a running server: run a job now, list recorded runs.
     #[command(subcommand)]
     Maintenance(maintenance_cli::MaintenanceCommand),
@@ -42,7 +42,7 @@ fn main() -> anyhow::Result<()> {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(compact::run(args))
+            runtime.block_on(compact::run(*args))
         }
         Command::Maintenance(command) => {
             let runtime = tokio::runtime::Builder::new_current_thread()
