@@ -129,16 +129,17 @@ impl JobRunner {
             self.config.instance,
             Uuid::now_v7().simple()
         );
-        let now = Utc::now();
-        let job = self
-            .meta
-            .claim_job_for(table.id, job_type.as_str(), &owner, now, now + self.lease())
-            .await?;
+        // The slot first: a lease must not tick away while the run waits for one.
         let _slot = self
             .slots
             .acquire()
             .await
             .map_err(|e| MaintenanceError::Unavailable(e.to_string()))?;
+        let now = Utc::now();
+        let job = self
+            .meta
+            .claim_job_for(table.id, job_type.as_str(), &owner, now, now + self.lease())
+            .await?;
         Ok(self.execute(job, Some(table), true).await)
     }
 
@@ -166,9 +167,13 @@ impl JobRunner {
         chrono::Duration::from_std(self.config.lease).unwrap_or(chrono::Duration::seconds(300))
     }
 
-    /// One worker: claim, run, repeat; idle for the poll interval when there is nothing to do.
+    /// One worker: take a slot, claim, run, repeat; idle for the poll interval when there is nothing to do.
     async fn work(&self, owner: String, mut stop: watch::Receiver<bool>) {
         loop {
+            // The slot first: a claimed job's lease must not tick away while the worker waits for one.
+            let Ok(slot) = self.slots.acquire().await else {
+                return;
+            };
             let now = Utc::now();
             let claimed = match self
                 .meta
@@ -183,10 +188,8 @@ impl JobRunner {
             };
             match claimed {
                 Some(job) => {
-                    let Ok(_slot) = self.slots.acquire().await else {
-                        return;
-                    };
                     let run = self.execute(job, None, false).await;
+                    drop(slot);
                     tracing::info!(
                         worker = %owner, table = %run.table_arn, job = run.job_type.as_str(),
                         outcome = run.outcome.as_str(), files_in = run.files_in, bytes_in = run.bytes_in,
@@ -194,6 +197,7 @@ impl JobRunner {
                     );
                 }
                 None => {
+                    drop(slot);
                     tokio::select! {
                         _ = stop.wait_for(|s| *s) => return,
                         _ = tokio::time::sleep(self.config.poll_interval) => {}
