@@ -193,7 +193,9 @@ def test_unreferenced_files_become_noncurrent_then_are_deleted(server, s3tables,
     assert all_keys - after == expected_unreferenced, "exactly the unreferenced files are deleted"
     assert "data/just-written.parquet" in after
     assert second["filesIn"] == len(expected_unreferenced)
-    assert second["details"]["uploadsAborted"] == 1, second
+    # Older than unreferencedDays + nonCurrentDays by the second run at the latest (on a slow machine already
+    # by the first): aborted exactly once.
+    assert first["details"]["uploadsAborted"] + second["details"]["uploadsAborted"] == 1, (first, second)
     assert s3.list_multipart_uploads(Bucket=bucket_name).get("Uploads", []) == []
     # The table still reads, with every row.
     table = catalog.load_table(f"{ns}.logs")
