@@ -10,6 +10,7 @@ use tablebay_store::meta::AttributeKey;
 use tablebay_store::{BlobStore, MetaStore};
 use uuid::Uuid;
 
+use crate::commit_observer::CommitObservers;
 use crate::metadata_cache::MetadataCache;
 use crate::objects::TableLocation;
 use crate::{ArnFlavor, CatalogError, ObjectAttributes, ObjectBody, ObjectKey, PutOptions};
@@ -30,6 +31,7 @@ pub struct Catalog {
     pub(crate) blobs: BlobStore,
     pub(crate) config: Arc<CatalogConfig>,
     pub(crate) metadata_cache: MetadataCache,
+    pub(crate) commit_observers: CommitObservers,
 }
 
 impl Catalog {
@@ -40,6 +42,7 @@ impl Catalog {
             blobs,
             config: Arc::new(config),
             metadata_cache: MetadataCache::new(),
+            commit_observers: CommitObservers::default(),
         }
     }
 

@@ -530,6 +530,7 @@ impl Catalog {
             self.metadata_cache
                 .insert(p.new_location.clone(), p.loaded.clone())
                 .await;
+            self.commit_observers.notify(&table, &p.loaded.metadata);
         }
         for old in p.expired {
             match TableLocation::parse(&old).filter(|f| f.table_id == table.id) {

@@ -10,6 +10,7 @@ mod bucket;
 mod catalog;
 mod checksum;
 mod commit;
+mod commit_observer;
 mod encryption;
 mod error;
 mod iceberg_tables;
@@ -31,6 +32,7 @@ mod reads;
 mod settings;
 mod storage_class;
 mod table;
+mod table_files;
 mod tagging;
 mod views;
 
@@ -39,6 +41,7 @@ pub use bucket::{NewBucket, TableBucket};
 pub use catalog::{Catalog, CatalogConfig};
 pub use checksum::{Checksum, ChecksumAlgorithm, ChecksumType};
 pub use commit::{CommitError, TableChange};
+pub use commit_observer::CommitObserver;
 pub use error::CatalogError;
 pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
 pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedReply};
@@ -68,6 +71,7 @@ pub use settings::{
     UnreferencedFileRemovalSettings,
 };
 pub use table::{NewTable, Table, TableRef};
+pub use table_files::MAX_TABLE_FILE_RANGE;
 pub use views::{IcebergView, ViewChange, ViewDefinition, ViewRequirement};
 
 /// The Iceberg spec types the catalog's commit API takes (iceberg-rust), re-exported so that surfaces parse

@@ -3,8 +3,13 @@
 
 use std::collections::BTreeMap;
 
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
 use tablebay_store::meta::AttributeKey;
 
+use crate::objects::TableLocation;
 use crate::settings::JobConfig;
 use crate::{
     BucketArn, BucketMaintenance, Catalog, CatalogError, CompactionSettings, JobState, JobStatus,
@@ -78,8 +83,8 @@ impl Catalog {
             .await
     }
 
-    /// Every job type's status for the table: `Disabled` when configured off, else the last recorded outcome,
-    /// or `Not_Yet_Run`.
+    /// Every job type's status for the table: `Disabled` when configured off, else the outcome of the last run
+    /// recorded in the maintenance run records, or `Not_Yet_Run`.
     pub async fn maintenance_job_status(
         &self,
         table: &TableRef,
@@ -87,10 +92,6 @@ impl Catalog {
         let (table, maintenance) = self.table_maintenance(table).await?;
         let bucket_maintenance: BucketMaintenance = self
             .setting(table.bucket.id, AttributeKey::Maintenance)
-            .await?
-            .unwrap_or_default();
-        let recorded: BTreeMap<MaintenanceJobType, JobStatus> = self
-            .setting(table.id, AttributeKey::MaintenanceStatus)
             .await?
             .unwrap_or_default();
         let configured = [
@@ -107,25 +108,132 @@ impl Catalog {
                 bucket_maintenance.unreferenced_file_removal.status,
             ),
         ];
-        let status = configured
-            .into_iter()
-            .map(|(job, enabled)| {
-                let status = match (enabled, recorded.get(&job)) {
-                    (MaintenanceStatus::Disabled, _) => JobStatus {
-                        state: JobState::Disabled,
-                        last_run: None,
-                        failure_message: None,
-                    },
-                    (MaintenanceStatus::Enabled, Some(recorded)) => recorded.clone(),
-                    (MaintenanceStatus::Enabled, None) => JobStatus {
-                        state: JobState::NotYetRun,
-                        last_run: None,
-                        failure_message: None,
-                    },
-                };
-                (job, status)
-            })
-            .collect();
+        let mut status = BTreeMap::new();
+        for (job, enabled) in configured {
+            let entry = match enabled {
+                MaintenanceStatus::Disabled => JobStatus {
+                    state: JobState::Disabled,
+                    last_run: None,
+                    failure_message: None,
+                },
+                // The latest decided run as maintenance recorded it (a backed-off run changes nothing).
+                MaintenanceStatus::Enabled => {
+                    match self.meta.last_decided_run(table.id, job.as_str()).await? {
+                        None => JobStatus {
+                            state: JobState::NotYetRun,
+                            last_run: None,
+                            failure_message: None,
+                        },
+                        Some(run) => {
+                            let took = chrono::Duration::milliseconds(
+                                i64::try_from(run.duration_ms).unwrap_or(i64::MAX),
+                            );
+                            let failed = run.outcome == JobState::Failed.as_str();
+                            JobStatus {
+                                state: if failed {
+                                    JobState::Failed
+                                } else {
+                                    JobState::Successful
+                                },
+                                last_run: Some(
+                                    run.started_at
+                                        .checked_add_signed(took)
+                                        .unwrap_or(run.started_at),
+                                ),
+                                failure_message: if failed { run.message } else { None },
+                            }
+                        }
+                    }
+                }
+            };
+            status.insert(job, entry);
+        }
         Ok((table, status))
+    }
+}
+
+/// What the maintenance service reads and removes through the catalog: tables by id, their metadata, and the
+/// files of their storage. Deciding what to remove is maintenance's job; this only does it safely.
+impl Catalog {
+    /// The table with this id, `None` when it was dropped.
+    pub async fn table_by_id(&self, id: Uuid) -> Result<Option<Table>, CatalogError> {
+        let Some(record) = self.meta.table_by_id(id).await? else {
+            return Ok(None);
+        };
+        let Some(bucket) = self.meta.bucket_by_id(record.bucket_id).await? else {
+            return Ok(None);
+        };
+        let bucket = self.bucket_from_record(bucket)?;
+        Self::table_from_record(&bucket, record).map(Some)
+    }
+
+    /// The whole content of a file in a table's storage (a manifest list, a manifest), `None` when absent.
+    pub async fn read_table_object(
+        &self,
+        location: &TableLocation,
+    ) -> Result<Option<Bytes>, CatalogError> {
+        self.read_table_file(location).await
+    }
+
+    /// Deletes an object of a table's storage if it is still the version modified at `modified` (one written
+    /// since it was judged unreferenced is kept); returns the size removed.
+    pub async fn remove_unreferenced_object(
+        &self,
+        table_id: Uuid,
+        key: &str,
+        modified: DateTime<Utc>,
+    ) -> Result<Option<u64>, CatalogError> {
+        let Some(record) = self
+            .meta
+            .delete_object_if_unmodified(table_id, key, modified)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if key.ends_with(".metadata.json") {
+            self.metadata_cache
+                .remove(
+                    &TableLocation {
+                        table_id,
+                        key: key.to_string(),
+                    }
+                    .uri(),
+                )
+                .await;
+        }
+        let size = record.size;
+        // No grace period: the row is gone and was unreferenced for days, so no reader still holds it.
+        self.delete_blobs_now(record.blobs.into_iter().map(|s| s.key).collect())
+            .await;
+        Ok(Some(size))
+    }
+
+    /// Aborts the table's multipart uploads started before `cutoff` (abandoned); returns how many.
+    pub async fn abort_stale_uploads(
+        &self,
+        table_id: Uuid,
+        cutoff: DateTime<Utc>,
+    ) -> Result<u64, CatalogError> {
+        let mut aborted = 0;
+        loop {
+            let ids = self
+                .meta
+                .table_uploads_started_before(table_id, cutoff, 100)
+                .await?;
+            if ids.is_empty() {
+                return Ok(aborted);
+            }
+            for id in ids {
+                match self.meta.abort_upload(&id).await {
+                    Ok(keys) => {
+                        self.delete_blobs_now(keys).await;
+                        aborted += 1;
+                    }
+                    // Completed or aborted meanwhile.
+                    Err(tablebay_store::StoreError::NotFound) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
     }
 }

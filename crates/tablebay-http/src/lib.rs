@@ -64,6 +64,9 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4"),
         )],
-        state.metrics.render(),
+        match &state.maintenance {
+            Some(runner) => state.metrics.render() + &runner.metrics().render(),
+            None => state.metrics.render(),
+        },
     )
 }

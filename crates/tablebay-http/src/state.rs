@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tablebay_auth::SigV4Verifier;
 use tablebay_catalog::Catalog;
 use tablebay_iam::Iam;
+use tablebay_maintenance::JobRunner;
 
 use crate::iceberg::IcebergSettings;
 use crate::observe::Metrics;
@@ -46,6 +47,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// The Iceberg REST catalog's settings (data-plane URL, bearer tokens).
     pub iceberg: Arc<IcebergSettings>,
+    /// The maintenance service (run-now, run records, metrics); absent in servers built without it.
+    pub maintenance: Option<Arc<JobRunner>>,
 }
 
 impl AppState {
@@ -66,7 +69,15 @@ impl AppState {
             sts_verifier: Arc::new(SigV4Verifier::new(region, &["sts"])),
             metrics: Arc::new(Metrics::default()),
             iceberg: Arc::new(iceberg),
+            maintenance: None,
         }
+    }
+
+    /// The same state with the maintenance service.
+    #[must_use]
+    pub fn with_maintenance(mut self, runner: Arc<JobRunner>) -> Self {
+        self.maintenance = Some(runner);
+        self
     }
 
     /// The same state with the S3 data plane's public URL (`s3.endpoint` handed to Iceberg clients).

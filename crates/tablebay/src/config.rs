@@ -11,6 +11,7 @@ use clap::Args;
 use serde::Deserialize;
 use tablebay_catalog::{AccountId, ArnFlavor};
 use tablebay_http::Secret;
+use tablebay_maintenance::MaintenanceConfig;
 use tablebay_store::BlobUrl;
 
 /// Flags of `tablebay serve`; each also reads its `TABLEBAY_*` environment variable.
@@ -84,6 +85,25 @@ pub struct ServeArgs {
     /// Shortest `DurationSeconds` STS accepts (default 900, as AWS; lower values are for testing expiry).
     #[arg(long, env = "TABLEBAY_STS_MIN_DURATION_SECS")]
     sts_min_duration_secs: Option<i64>,
+    /// Maintenance worker tasks in this instance (default 1; 0 runs no workers and no sweep, run-now still works).
+    #[arg(long, env = "TABLEBAY_MAINTENANCE_WORKERS")]
+    maintenance_workers: Option<usize>,
+    /// Seconds an idle maintenance worker waits before looking for a job again (default 10).
+    #[arg(long, env = "TABLEBAY_MAINTENANCE_POLL_SECONDS")]
+    maintenance_poll_seconds: Option<f64>,
+    /// Seconds a claimed maintenance job stays leased without renewal (default 300); a dead worker's job is
+    /// taken over after this.
+    #[arg(long, env = "TABLEBAY_MAINTENANCE_LEASE_SECONDS")]
+    maintenance_lease_seconds: Option<f64>,
+    /// Seconds between sweeps that queue maintenance for every table (default 3600; 0 turns the sweep off).
+    #[arg(long, env = "TABLEBAY_MAINTENANCE_SWEEP_SECONDS")]
+    maintenance_sweep_seconds: Option<f64>,
+    /// Seconds a maintenance job that backed off (a writer committed meanwhile) waits (default 60).
+    #[arg(long, env = "TABLEBAY_MAINTENANCE_BACKOFF_SECONDS")]
+    maintenance_backoff_seconds: Option<f64>,
+    /// The length of a "day" in unreferenced-file removal, in seconds (default 86400; shorten only for tests).
+    #[arg(long, env = "TABLEBAY_MAINTENANCE_DAY_SECONDS")]
+    maintenance_day_seconds: Option<f64>,
 }
 
 /// The same keys as a config file.
@@ -110,6 +130,12 @@ struct FileConfig {
     multipart_expiry_hours: Option<f64>,
     audit_log: Option<PathBuf>,
     sts_min_duration_secs: Option<i64>,
+    maintenance_workers: Option<usize>,
+    maintenance_poll_seconds: Option<f64>,
+    maintenance_lease_seconds: Option<f64>,
+    maintenance_sweep_seconds: Option<f64>,
+    maintenance_backoff_seconds: Option<f64>,
+    maintenance_day_seconds: Option<f64>,
 }
 
 /// How log lines are written.
@@ -149,6 +175,8 @@ pub struct Config {
     pub audit_log: Option<PathBuf>,
     /// Shortest STS session in seconds.
     pub sts_min_duration_secs: i64,
+    /// Maintenance workers, sweep, leases and the test-shortened day.
+    pub maintenance: MaintenanceConfig,
 }
 
 const DEFAULT_TABLES_ADDR: &str = "127.0.0.1:8181";
@@ -163,6 +191,14 @@ const MAX_MULTIPART_EXPIRY_HOURS: f64 = 24.0 * 365.0 * 10.0;
 impl Config {
     /// Merges flags/environment with the config file and defaults, and validates everything.
     pub fn load(args: ServeArgs) -> anyhow::Result<Self> {
+        let args_m = MaintenanceArgs {
+            workers: args.maintenance_workers,
+            poll: args.maintenance_poll_seconds,
+            lease: args.maintenance_lease_seconds,
+            sweep: args.maintenance_sweep_seconds,
+            backoff: args.maintenance_backoff_seconds,
+            day: args.maintenance_day_seconds,
+        };
         let file: FileConfig = match &args.config {
             None => FileConfig::default(),
             Some(path) => {
@@ -171,6 +207,7 @@ impl Config {
                 toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
             }
         };
+        let maintenance = maintenance_config(&args_maintenance(&args_m, &file))?;
         let data_dir = args
             .data_dir
             .or(file.data_dir)
@@ -280,6 +317,7 @@ impl Config {
             bail!("invalid S3 public URL '{url}' (expected http://… or https://…)");
         }
         Ok(Self {
+            maintenance,
             s3_public_url: s3_public_url.map(|u| u.trim_end_matches('/').to_string()),
             tables_addr: addr(
                 args.tables_addr.or(file.tables_addr),
@@ -299,6 +337,81 @@ impl Config {
             sts_min_duration_secs,
         })
     }
+}
+
+/// The maintenance options as given (flag/env first, then the file).
+struct MaintenanceArgs {
+    workers: Option<usize>,
+    poll: Option<f64>,
+    lease: Option<f64>,
+    sweep: Option<f64>,
+    backoff: Option<f64>,
+    day: Option<f64>,
+}
+
+fn args_maintenance(given: &MaintenanceArgs, file: &FileConfig) -> MaintenanceArgs {
+    MaintenanceArgs {
+        workers: given.workers.or(file.maintenance_workers),
+        poll: given.poll.or(file.maintenance_poll_seconds),
+        lease: given.lease.or(file.maintenance_lease_seconds),
+        sweep: given.sweep.or(file.maintenance_sweep_seconds),
+        backoff: given.backoff.or(file.maintenance_backoff_seconds),
+        day: given.day.or(file.maintenance_day_seconds),
+    }
+}
+
+/// A week: the longest poll, lease, backoff or sweep period that is not a typo.
+const MAX_MAINTENANCE_PERIOD_SECONDS: f64 = 7.0 * 86_400.0;
+
+/// Validates the maintenance options and fills the defaults.
+fn maintenance_config(given: &MaintenanceArgs) -> anyhow::Result<MaintenanceConfig> {
+    let defaults = MaintenanceConfig::default();
+    let seconds =
+        |value: Option<f64>, default: Duration, name: &str, max: f64| -> anyhow::Result<Duration> {
+            match value {
+                None => Ok(default),
+                Some(v) if v > 0.0 && v <= max => Ok(Duration::from_secs_f64(v)),
+                Some(v) => bail!("invalid {name} {v} (more than 0, at most {max} seconds)"),
+            }
+        };
+    let workers = given.workers.unwrap_or(defaults.workers);
+    if workers > 64 {
+        bail!("invalid maintenance workers {workers} (0 to 64)");
+    }
+    let sweep_interval = match given.sweep {
+        Some(0.0) => None,
+        other => Some(seconds(
+            other,
+            Duration::from_secs(3600),
+            "maintenance sweep period",
+            MAX_MAINTENANCE_PERIOD_SECONDS,
+        )?),
+    };
+    Ok(MaintenanceConfig {
+        workers,
+        poll_interval: seconds(
+            given.poll,
+            defaults.poll_interval,
+            "maintenance poll period",
+            MAX_MAINTENANCE_PERIOD_SECONDS,
+        )?,
+        lease: seconds(
+            given.lease,
+            defaults.lease,
+            "maintenance lease",
+            MAX_MAINTENANCE_PERIOD_SECONDS,
+        )?,
+        sweep_interval,
+        backoff: seconds(
+            given.backoff,
+            defaults.backoff,
+            "maintenance backoff",
+            MAX_MAINTENANCE_PERIOD_SECONDS,
+        )?,
+        // A day of at most a day: the option exists to shorten periods for tests.
+        day: seconds(given.day, defaults.day, "maintenance day", 86_400.0)?,
+        instance: defaults.instance,
+    })
 }
 
 #[derive(serde::Serialize, Deserialize)]

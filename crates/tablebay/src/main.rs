@@ -1,8 +1,10 @@
-//! The `tablebay` command: `tablebay serve` runs the server. Configuration is in `config.rs`, the wiring of
-//! stores, services and listeners in `serve.rs`.
+//! The `tablebay` command: `tablebay serve` runs the server; `tablebay maintenance …` talks to a running one.
+//! Configuration is in `config.rs`, the wiring of stores, services and listeners in `serve.rs`.
 
 mod admin;
+mod compact;
 mod config;
+mod maintenance_cli;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +23,11 @@ enum Command {
     Serve(Box<config::ServeArgs>),
     /// Manage accounts, users, access keys, roles and identity policies through the admin API.
     Admin(admin::AdminArgs),
+    /// Compact one table now (against a server's stores, while it runs) and print the report as JSON.
+    Compact(Box<compact::CompactArgs>),
+    /// Table maintenance on a running server: run a job now, list recorded runs.
+    #[command(subcommand)]
+    Maintenance(maintenance_cli::MaintenanceCommand),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -34,6 +41,18 @@ fn main() -> anyhow::Result<()> {
                 .enable_all()
                 .build()?;
             runtime.block_on(serve::run(config))
+        }
+        Command::Compact(args) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(compact::run(*args))
+        }
+        Command::Maintenance(command) => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(maintenance_cli::run(command))
         }
     }
 }

@@ -9,6 +9,7 @@ use axum::serve::ListenerExt;
 use tablebay_catalog::{Catalog, CatalogConfig};
 use tablebay_http::AppState;
 use tablebay_iam::{Iam, IamConfig};
+use tablebay_maintenance::JobRunner;
 use tablebay_store::{BlobStore, MetaStore};
 use tokio::net::TcpListener;
 
@@ -70,6 +71,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             flavor: config.arn_flavor,
         },
     );
+    let maintenance = JobRunner::new(catalog.clone(), meta.clone(), config.maintenance.clone());
     let iam = Iam::new(
         meta,
         catalog.clone(),
@@ -85,7 +87,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     iam.ensure_default_account()
         .await
         .context("creating the default account")?;
-    let state = AppState::new(catalog, iam);
+    let state = AppState::new(catalog, iam).with_maintenance(maintenance.clone());
 
     let tables = TcpListener::bind(config.tables_addr)
         .await
@@ -117,6 +119,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     println!("tablebay s3 listener ready at http://{}", s3.local_addr()?);
 
     let shutdown = shutdown_signal();
+    maintenance.spawn(shutdown.0.clone());
     if let Some(max_age) = config.multipart_expiry {
         tokio::spawn(expire_uploads(
             state.catalog.clone(),

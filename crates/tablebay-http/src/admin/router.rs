@@ -1,9 +1,9 @@
 //! Every admin route. Families add their routes here, one block each.
 
 use axum::Router;
-use axum::routing::{get, post, put};
+use axum::routing::{any, get, post, put};
 
-use super::iam;
+use super::{iam, maintenance};
 use crate::state::AppState;
 
 /// The admin routes, merged into the tables listener's router (full paths, so SigV4 sees the URI as sent).
@@ -47,4 +47,6 @@ pub(crate) fn router() -> Router<AppState> {
                 .get(iam::get_role_policy)
                 .delete(iam::delete_role_policy),
         )
+        // Maintenance runs (maintenance.rs): its own dispatcher, answers in the control plane's error format.
+        .route("/admin/maintenance/{*path}", any(maintenance::handle))
 }

@@ -21,7 +21,8 @@ use crate::state::AppState;
 /// Control-plane bodies are small JSON documents; policies are at most 20 KiB, schemas a few KiB.
 const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-fn auth_error(e: AuthError) -> ControlPlaneError {
+/// The control plane's (and admin's) answer to a failed authentication.
+pub(crate) fn auth_error(e: AuthError) -> ControlPlaneError {
     ControlPlaneError::Forbidden(match e {
         AuthError::Missing => "Missing Authentication Token".to_string(),
         AuthError::UnknownAccessKey => "The security token included in the request is invalid.".to_string(),

@@ -51,6 +51,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "iam",
         include_str!("../../migrations/sqlite/0005_iam.sql"),
     ),
+    (
+        6,
+        "maintenance",
+        include_str!("../../migrations/sqlite/0006_maintenance.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -77,6 +82,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         5,
         "iam",
         include_str!("../../migrations/postgres/0005_iam.sql"),
+    ),
+    (
+        6,
+        "maintenance",
+        include_str!("../../migrations/postgres/0006_maintenance.sql"),
     ),
 ];
 

@@ -291,6 +291,28 @@ impl MetaStore {
         Ok(keys)
     }
 
+    /// Ids of up to `limit` uploads of one table started before `cutoff`, oldest first (abandoned uploads that
+    /// unreferenced-file removal aborts).
+    pub async fn table_uploads_started_before(
+        &self,
+        table_id: Uuid,
+        cutoff: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError> {
+        sqlx::query(
+            "SELECT upload_id FROM multipart_uploads WHERE table_id = $1 AND initiated_at_ms < $2 \
+             ORDER BY initiated_at_ms LIMIT $3",
+        )
+        .bind(table_id.to_string())
+        .bind(codec::millis(cutoff))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|row| row.try_get("upload_id").map_err(StoreError::from))
+        .collect()
+    }
+
     /// Ids of up to `limit` uploads started before `cutoff`, oldest first (for the expiry sweep).
     pub async fn uploads_started_before(
         &self,

@@ -309,6 +309,28 @@ impl MetaStore {
         Ok(deleted)
     }
 
+    /// Removes the object at `key` only if it is still the version last modified at `modified` (unreferenced-file
+    /// removal must not delete an object rewritten since it was judged); returns the removed row.
+    pub async fn delete_object_if_unmodified(
+        &self,
+        table_id: Uuid,
+        key: &str,
+        modified: DateTime<Utc>,
+    ) -> Result<Option<ObjectRecord>, StoreError> {
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query(concat!(
+            "DELETE FROM objects WHERE table_id = $1 AND key = $2 AND modified_at_ms = $3 RETURNING ",
+            object_columns!()
+        ))
+        .bind(table_id.to_string())
+        .bind(key)
+        .bind(codec::millis(modified))
+        .fetch_optional(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        row.as_ref().map(object_from_row).transpose()
+    }
+
     /// Up to `limit` objects of the table with keys in `range`, in byte order of their keys.
     pub async fn list_objects(
         &self,

@@ -18,6 +18,7 @@ mod cases;
 mod fixtures;
 mod iam;
 mod iceberg;
+mod jobs;
 mod objects;
 mod races;
 
@@ -92,6 +93,12 @@ suite!(
     iceberg::idempotency_records,
     iceberg::tables_by_path,
     iam::iam_identities_and_keys,
+    jobs::jobs_one_per_table_and_type,
+    jobs::jobs_lapsed_lease_is_retaken,
+    jobs::jobs_claim_for_one_table,
+    jobs::jobs_backed_off_wait,
+    jobs::race_jobs_claimed_once,
+    jobs::runs_and_noncurrent_marks,
 );
 
 async fn with_sqlite<F, Fut>(case: F)

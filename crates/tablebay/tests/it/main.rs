@@ -10,11 +10,13 @@
 )]
 
 mod access_control;
+mod compaction;
 mod control_plane;
 mod iam;
 mod iceberg_clients_rust;
 mod iceberg_server;
 mod identity;
+mod maintenance;
 mod s3;
 mod server;
 mod sts;

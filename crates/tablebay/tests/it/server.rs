@@ -89,6 +89,11 @@ impl TestServer {
         }
     }
 
+    /// The server's data directory (its SQLite database and blobs).
+    pub fn data_dir(&self) -> &std::path::Path {
+        self._data.path()
+    }
+
     /// Sends a request to the tables listener signed for `service` with the given secret.
     pub async fn send_signed(
         &self,
