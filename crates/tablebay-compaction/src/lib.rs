@@ -150,10 +150,12 @@ pub async fn compact_table(
     let mut rewritten = Vec::with_capacity(plan.groups.len());
     for group in &plan.groups {
         match rewrite::rewrite(&io, &plan, group, settings).await {
-            Ok(outputs) => rewritten.push(commit::Rewritten {
+            Ok(Some(outputs)) => rewritten.push(commit::Rewritten {
                 group: group.clone(),
                 outputs,
             }),
+            // Nothing to gain: the files stay as they are.
+            Ok(None) => report.groups_skipped += 1,
             Err(e) => {
                 tracing::warn!(table = %start.table.id, error = %e, "compaction gave up a file group it could not rewrite");
                 report.groups_skipped += 1;
