@@ -11,8 +11,10 @@
 # PyIceberg, DuckDB — all but the S3 data-plane files), python-s3 (clients/python/test_s3_*.py: boto3, raw
 # SigV4, pyarrow, aws s3 on the local and the remote backend), s3-crash (kill -9 during large uploads),
 # jvm-build (scripts/jvm-build.sh: clients/jvm with Maven), jvm-s3 (the AWS SDK for Java v2 check, through
-# pytest), rck (Iceberg's REST Compatibility Kit, scripts/rck.sh; every failure must be listed with its reason
-# in clients/jvm-rck/expected-failures.txt).
+# pytest), spark and flink (the pipeline scenarios of clients/jvm/spark and clients/jvm/flink: Spark 3.5 and
+# Flink 1.20 with Iceberg 1.10.1's REST catalog, SigV4 and S3FileIO; jars by scripts/jvm-pipeline-build.sh),
+# rck (Iceberg's REST Compatibility Kit, scripts/rck.sh; every failure must be listed with its reason in
+# clients/jvm-rck/expected-failures.txt).
 # A stage whose prerequisite failed is skipped. To add one: write `stage_NAME`, add it to STAGES.
 #
 # Environment: CARGO_TARGET_DIR (default $HOME/.cache/tablebay-target); TABLEBAY_TEST_POSTGRES_URL (if set,
@@ -36,6 +38,8 @@ STAGES=(
     "s3-crash|stage_s3_crash|cargo-build python-env"
     "jvm-build|stage_jvm_build|"
     "jvm-s3|stage_jvm_s3|cargo-build python-env jvm-build"
+    "spark|stage_spark|cargo-build python-env"
+    "flink|stage_flink|cargo-build python-env"
     "rck|stage_rck|cargo-build python-env"
 )
 
@@ -115,6 +119,21 @@ stage_jvm_build() {
 
 stage_jvm_s3() {
     run_pytest clients/python/test_s3_jvm.py
+}
+
+# The pipeline scenarios: each starts its own server, prints a line per step and `N passed, M failed`.
+run_pipeline() {
+    local venv="${TABLEBAY_VENV:-$HOME/.cache/tablebay-venv}"
+    export TABLEBAY_BIN="${TABLEBAY_BIN:-$CARGO_TARGET_DIR/debug/tablebay}"
+    "$venv/bin/python" "clients/jvm/$1/run_scenario.py"
+}
+
+stage_spark() {
+    run_pipeline spark
+}
+
+stage_flink() {
+    run_pipeline flink
 }
 
 stage_rck() {
