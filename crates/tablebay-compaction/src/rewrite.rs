@@ -28,6 +28,10 @@ use crate::{CompactionError, CompactionSettings};
 /// Rows buffered for a sort or z-order, in bytes of Arrow memory.
 const SORT_BUFFER_BYTES: usize = 256 * 1024 * 1024;
 
+/// Data files read at once within a group (batches of different files interleave; order is not kept anyway
+/// by bin-packing, and sorting reorders).
+const READ_AHEAD_FILES: usize = 2;
+
 /// Rows per record batch read.
 const BATCH_ROWS: usize = 8192;
 
@@ -118,7 +122,8 @@ async fn rewrite_into(
         .collect();
     let reader = ArrowReaderBuilder::new(io.clone(), Runtime::try_current()?)
         .with_batch_size(BATCH_ROWS)
-        .with_data_file_concurrency_limit(1)
+        // Two files in flight: the next file's fetch and decode overlap the current one's encoding.
+        .with_data_file_concurrency_limit(READ_AHEAD_FILES)
         .build();
     let mut batches = reader.read(futures::stream::iter(tasks).boxed())?.stream();
 
