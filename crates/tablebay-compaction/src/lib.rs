@@ -78,7 +78,8 @@ pub struct CompactionReport {
     pub delete_files_removed: u64,
     /// File groups committed.
     pub groups_committed: u64,
-    /// File groups given up: a concurrent change touched their files, or reading or writing them failed.
+    /// File groups given up: a concurrent change touched their files, reading or writing them failed, or their
+    /// rewrite would not have reduced the number of files (the inputs stay as they are).
     pub groups_skipped: u64,
     /// The `replace` snapshot committed, if any.
     pub snapshot_id: Option<i64>,
