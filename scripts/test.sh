@@ -133,11 +133,13 @@ stage_jvm_s3() {
 run_pipeline() {
     local venv="${TABLEBAY_VENV:-$HOME/.cache/tablebay-venv}"
     export TABLEBAY_BIN="${TABLEBAY_BIN:-$CARGO_TARGET_DIR/debug/tablebay}"
-    "$venv/bin/python" "clients/jvm/$1/run_scenario.py"
+    "$venv/bin/python" "clients/jvm/$1/${2:-run_scenario.py}"
 }
 
 stage_spark() {
     run_pipeline spark
+    # Compaction of a table whose delete files Spark wrote (docs/maintenance.md).
+    run_pipeline spark run_compaction.py
 }
 
 stage_flink() {

@@ -78,7 +78,8 @@ pub struct CompactionReport {
     pub delete_files_removed: u64,
     /// File groups committed.
     pub groups_committed: u64,
-    /// File groups given up: a concurrent change touched their files, or reading or writing them failed.
+    /// File groups given up: a concurrent change touched their files, reading or writing them failed, or their
+    /// rewrite would not have reduced the number of files (the inputs stay as they are).
     pub groups_skipped: u64,
     /// The `replace` snapshot committed, if any.
     pub snapshot_id: Option<i64>,
@@ -150,10 +151,12 @@ pub async fn compact_table(
     let mut rewritten = Vec::with_capacity(plan.groups.len());
     for group in &plan.groups {
         match rewrite::rewrite(&io, &plan, group, settings).await {
-            Ok(outputs) => rewritten.push(commit::Rewritten {
+            Ok(Some(outputs)) => rewritten.push(commit::Rewritten {
                 group: group.clone(),
                 outputs,
             }),
+            // Nothing to gain: the files stay as they are.
+            Ok(None) => report.groups_skipped += 1,
             Err(e) => {
                 tracing::warn!(table = %start.table.id, error = %e, "compaction gave up a file group it could not rewrite");
                 report.groups_skipped += 1;

@@ -128,20 +128,23 @@ impl Ordering {
                 }
             }
         }
-        // Ranks lie in 0..=rows; shift them so the largest uses the top of its share of bits.
-        let width = u32::BITS - (rows as u32).leading_zeros();
+        // `rank` counts the rows ≤ each value (1..=rows): scale rank - 1 to the dimension's share of bits, so
+        // the top bit splits the rows in halves, the next in quarters, and so on.
+        let rows_u128 = (rows as u128).max(1);
         let mut keyed: Vec<(u64, u32)> = (0..rows)
             .map(|row| {
                 let mut z = 0u64;
+                let scaled: Vec<u64> = ranks
+                    .iter()
+                    .map(|rank| {
+                        let value =
+                            u128::from(rank.get(row).copied().unwrap_or(1).saturating_sub(1));
+                        u64::try_from((value << bits) / rows_u128).unwrap_or(u64::MAX)
+                    })
+                    .collect();
                 for bit in (0..bits).rev() {
-                    for rank in &ranks {
-                        let value = u64::from(rank.get(row).copied().unwrap_or(0));
-                        let scaled = if width >= bits {
-                            value >> (width - bits)
-                        } else {
-                            value << (bits - width)
-                        };
-                        z = (z << 1) | ((scaled >> bit) & 1);
+                    for value in &scaled {
+                        z = (z << 1) | ((value >> bit) & 1);
                     }
                 }
                 (z, row as u32)

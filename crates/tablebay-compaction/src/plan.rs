@@ -246,8 +246,14 @@ pub(crate) async fn plan(
     let mut groups = Vec::new();
     for ((spec_id, partition), inputs) in by_partition {
         for inputs in split(inputs) {
-            // One file without deletes would only be copied.
-            if inputs.len() == 1 && inputs.iter().all(|i| i.deletes.is_empty()) {
+            // Without deletes to apply, rewriting pays only when it leaves fewer files (one file would only be
+            // copied, and files that already fill the target would be rewritten on every run).
+            let bytes: u64 = inputs
+                .iter()
+                .map(|i| i.data.entry.file_size_in_bytes())
+                .sum();
+            let outputs = bytes.div_ceil(settings.target_file_size_bytes.max(1));
+            if inputs.iter().all(|i| i.deletes.is_empty()) && outputs >= inputs.len() as u64 {
                 continue;
             }
             groups.push(Group {

@@ -28,30 +28,44 @@ use crate::{CompactionError, CompactionSettings};
 /// Rows buffered for a sort or z-order, in bytes of Arrow memory.
 const SORT_BUFFER_BYTES: usize = 256 * 1024 * 1024;
 
+/// Data files read at once within a group (batches of different files interleave; order is not kept anyway
+/// by bin-packing, and sorting reorders).
+const READ_AHEAD_FILES: usize = 2;
+
 /// Rows per record batch read.
 const BATCH_ROWS: usize = 8192;
 
 /// Rows per Parquet row group written: bounds the writer's buffer.
-const ROW_GROUP_ROWS: usize = 256 * 1024;
+const ROW_GROUP_ROWS: usize = 1024 * 1024;
 
-/// Rewrites one group; returns the data files written (not yet committed). On failure the files written so
-/// far are deleted.
+/// Bytes (in memory) per row group, at most. The rolling writer measures a file as its flushed, compressed
+/// bytes plus the uncompressed estimate of the row group in progress; row groups of an eighth of the target
+/// keep that estimate's error small, so files roll near the target as stored, not as held in memory.
+const ROW_GROUP_BYTES: (usize, usize) = (8 * 1024, 128 * 1024 * 1024);
+
+/// Rewrites one group; returns the data files written (not yet committed), or `None` when the rewrite would
+/// not reduce the number of files. On failure, or when pointless, the files written are deleted.
 pub(crate) async fn rewrite(
     io: &FileIO,
     plan: &Plan,
     group: &Group,
     settings: &CompactionSettings,
-) -> Result<Vec<DataFile>, CompactionError> {
+) -> Result<Option<Vec<DataFile>>, CompactionError> {
     let mut written = Vec::new();
-    match rewrite_into(io, plan, group, settings, &mut written).await {
-        Ok(()) => Ok(written),
-        Err(e) => {
+    let outcome = rewrite_into(io, plan, group, settings, &mut written).await;
+    // Without deletes applied, as many files out as in gains nothing and would be redone on every run.
+    let pointless = outcome.is_ok()
+        && group.inputs.iter().all(|i| i.deletes.is_empty())
+        && written.len() >= group.inputs.len();
+    match outcome {
+        Ok(()) if !pointless => Ok(Some(written)),
+        other => {
             for file in &written {
                 if let Err(e) = io.delete(file.file_path()).await {
                     tracing::warn!(path = file.file_path(), error = %e, "could not remove a compaction output");
                 }
             }
-            Err(e)
+            other.map(|()| None)
         }
     }
 }
@@ -108,7 +122,8 @@ async fn rewrite_into(
         .collect();
     let reader = ArrowReaderBuilder::new(io.clone(), Runtime::try_current()?)
         .with_batch_size(BATCH_ROWS)
-        .with_data_file_concurrency_limit(1)
+        // Two files in flight: the next file's fetch and decode overlap the current one's encoding.
+        .with_data_file_concurrency_limit(READ_AHEAD_FILES)
         .build();
     let mut batches = reader.read(futures::stream::iter(tasks).boxed())?.stream();
 
@@ -195,6 +210,11 @@ impl OutputWriter {
                 ZstdLevel::try_new(1).map_err(|e| CompactionError::Internal(e.to_string()))?,
             ))
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_max_row_group_bytes(Some(
+                usize::try_from(settings.target_file_size_bytes / 8)
+                    .unwrap_or(usize::MAX)
+                    .clamp(ROW_GROUP_BYTES.0, ROW_GROUP_BYTES.1),
+            ))
             .build();
         let parquet = ParquetWriterBuilder::new(properties, schema);
         let names = DefaultFileNameGenerator::new(

@@ -311,6 +311,14 @@ impl Fixture {
     /// Commits delete files as a `delete` snapshot: a new delete manifest plus every manifest of the current
     /// snapshot, through the catalog's commit (the function the REST commit handler calls).
     async fn commit_deletes(&self, table: &Table, deletes: Vec<DataFile>) {
+        self.try_commit_deletes(table, deletes).await.unwrap();
+    }
+
+    async fn try_commit_deletes(
+        &self,
+        table: &Table,
+        deletes: Vec<DataFile>,
+    ) -> Result<(), tablebay_catalog::CommitError> {
         let metadata = table.metadata();
         let current = metadata.current_snapshot().unwrap();
         let snapshot_id = rand::random::<i64>() & i64::MAX;
@@ -389,7 +397,53 @@ impl Fixture {
         self.catalog
             .commit_table(&row, change, &AccountId::parse(ACCOUNT).unwrap())
             .await
-            .unwrap();
+            .map(|_| ())
+    }
+
+    /// Deletes the first row of the `n`-th data file (by path, wrapping) of partition 0 with a position delete,
+    /// retrying on a commit conflict from scratch (as an engine re-plans); returns the id deleted.
+    async fn delete_a_row(&self, n: usize) -> i64 {
+        for _ in 0..30 {
+            let table = self.table().await;
+            let (data, _) = self.live_files().await;
+            let mut part0: Vec<&DataFile> = data
+                .iter()
+                .map(|(d, _)| d)
+                .filter(|d| d.partition() == &Struct::from_iter([Some(Literal::int(0))]))
+                .collect();
+            part0.sort_by(|a, b| a.file_path().cmp(b.file_path()));
+            let file = part0[n % part0.len()];
+            let bytes = self
+                .io
+                .new_input(file.file_path())
+                .unwrap()
+                .read()
+                .await
+                .unwrap();
+            let mut reader =
+                parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+                    .unwrap()
+                    .build()
+                    .unwrap();
+            let first = reader.next().unwrap().unwrap();
+            let id = first
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .value(0);
+            let delete = self
+                .position_delete(&table, 0, file.file_path(), &[0])
+                .await;
+            match self.try_commit_deletes(&table, vec![delete]).await {
+                Ok(()) => return id,
+                Err(tablebay_catalog::CommitError::Conflict(e)) => {
+                    eprintln!("delete conflict, re-planning: {e}")
+                }
+                Err(e) => panic!("delete failed: {e}"),
+            }
+        }
+        panic!("the delete kept conflicting");
     }
 
     async fn manifest_list(&self, location: &str) -> ManifestList {
@@ -689,4 +743,55 @@ async fn a_writer_appending_during_compaction_never_fails_and_loses_nothing() {
         "every row once"
     );
     eprintln!("compactions committed {committed} groups while the writer ran");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn position_deletes_committed_during_compaction_are_never_lost() {
+    let f = Arc::new(fixture("compact-delete-race").await);
+    for i in 0..20 {
+        f.append(i * i64::from(PARTITIONS) * ROWS_PER_FILE).await;
+    }
+    let deleter = {
+        let f = f.clone();
+        tokio::spawn(async move {
+            let mut deleted = std::collections::BTreeSet::new();
+            for n in 0..8 {
+                deleted.insert(f.delete_a_row(n * 3).await);
+            }
+            deleted
+        })
+    };
+    let mut skipped = 0;
+    while !deleter.is_finished() {
+        let settings = CompactionSettings {
+            target_file_size_bytes: 1 << 20,
+            strategy: Strategy::Binpack,
+        };
+        match compact_table(&f.catalog, &TableRef::Arn(f.arn.clone()), &settings).await {
+            Ok(report) => skipped += report.groups_skipped,
+            Err(tablebay_compaction::CompactionError::Conflict(e)) => {
+                eprintln!("compaction gave up: {e}")
+            }
+            Err(e) => panic!("compaction failed: {e}"),
+        }
+    }
+    let deleted = deleter.await.unwrap();
+    f.compact(1 << 20, Strategy::Binpack).await;
+    let ids: Vec<i64> = f.rows().await.iter().map(|r| r.0).collect();
+    let expected: Vec<i64> = (0..20 * i64::from(PARTITIONS) * ROWS_PER_FILE)
+        .filter(|id| !deleted.contains(id))
+        .collect();
+    assert_eq!(
+        ids, expected,
+        "every deleted row stays deleted, every other row is there once"
+    );
+    let (_, deletes) = f.live_files().await;
+    assert!(
+        deletes.is_empty(),
+        "the final compaction folded every delete file: {deletes:?}"
+    );
+    eprintln!(
+        "{} rows deleted; {skipped} groups given up or skipped along the way",
+        deleted.len()
+    );
 }
