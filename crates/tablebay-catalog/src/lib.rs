@@ -38,6 +38,7 @@ pub use arn::{AccountId, ArnFlavor, BucketArn, ResourceArn, TableArn};
 pub use bucket::{NewBucket, TableBucket};
 pub use catalog::{Catalog, CatalogConfig};
 pub use commit::{CommitError, TableChange};
+pub use encryption::RequestedEncryption;
 pub use error::CatalogError;
 pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
 pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedReply};

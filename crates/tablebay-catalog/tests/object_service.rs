@@ -233,7 +233,7 @@ async fn multipart_in_any_order_with_retries() {
     let crc = ChecksumAlgorithm::Crc32;
     let upload = env
         .catalog
-        .create_upload(&env.table, &k, ObjectAttributes::default(), Some((crc, None)), "me")
+        .create_upload(&env.table, &k, ObjectAttributes::default(), Some((crc, None)), None, "me")
         .await
         .unwrap();
     assert_eq!(upload.checksum, Some((crc, ChecksumType::Composite)));
@@ -267,7 +267,7 @@ async fn multipart_in_any_order_with_retries() {
     assert!(matches!(err, ObjectError::InvalidPart(_)));
     // Errors changed nothing: the upload still completes; this one is abandoned, a second one completes.
     env.catalog.abort_upload(&env.table, &k, id).await.unwrap();
-    let upload = env.catalog.create_upload(&env.table, &k, ObjectAttributes::default(), Some((crc, None)), "me").await.unwrap();
+    let upload = env.catalog.create_upload(&env.table, &k, ObjectAttributes::default(), Some((crc, None)), None, "me").await.unwrap();
     let id = upload.upload_id.as_str();
     let mut listed = Vec::new();
     for (n, data) in [(1u32, &parts[0]), (2, &parts[1]), (3, &parts[2])] {
@@ -316,7 +316,7 @@ async fn multipart_in_any_order_with_retries() {
 async fn multipart_limits_abort_and_expiry() {
     let env = env().await;
     let k = key("m");
-    let upload = env.catalog.create_upload(&env.table, &k, ObjectAttributes::default(), None, "me").await.unwrap();
+    let upload = env.catalog.create_upload(&env.table, &k, ObjectAttributes::default(), None, None, "me").await.unwrap();
     let id = upload.upload_id.clone();
     for n in [0, 10_001] {
         let err = env.catalog.upload_part(&env.table, &k, &id, n, body(b"x", 1)).await.unwrap_err();
@@ -336,10 +336,10 @@ async fn multipart_limits_abort_and_expiry() {
     env.catalog.abort_upload(&env.table, &k, &id).await.unwrap();
     assert!(matches!(env.catalog.abort_upload(&env.table, &k, &id).await, Err(ObjectError::NoSuchUpload)));
     // FULL_OBJECT needs a CRC; COMPOSITE cannot be CRC64NVME.
-    let full_sha = env.catalog.create_upload(&env.table, &k, ObjectAttributes::default(), Some((ChecksumAlgorithm::Sha256, Some(ChecksumType::FullObject))), "me").await;
+    let full_sha = env.catalog.create_upload(&env.table, &k, ObjectAttributes::default(), Some((ChecksumAlgorithm::Sha256, Some(ChecksumType::FullObject))), None, "me").await;
     assert!(matches!(full_sha, Err(ObjectError::Invalid(_))));
     // Expiry aborts old uploads only.
-    env.catalog.create_upload(&env.table, &k, ObjectAttributes::default(), None, "me").await.unwrap();
+    env.catalog.create_upload(&env.table, &k, ObjectAttributes::default(), None, None, "me").await.unwrap();
     assert_eq!(env.catalog.expire_uploads(std::time::Duration::from_secs(3600)).await.unwrap(), 0);
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     assert_eq!(env.catalog.expire_uploads(std::time::Duration::from_millis(1)).await.unwrap(), 1);
@@ -362,7 +362,7 @@ async fn large_bodies_stream_through_multipart_blobs() {
     // Copy makes an independent object.
     let copy = env
         .catalog
-        .copy_object((&env.table, &key("large")), (&env.table, &key("copy")), &ReadRequest::default(), None, PutCondition::Always)
+        .copy_object((&env.table, &key("large")), (&env.table, &key("copy")), &ReadRequest::default(), None, PutCondition::Always, None)
         .await
         .unwrap();
     assert_eq!(copy.etag, info.etag);

@@ -1,6 +1,7 @@
 //! `tablebay serve`: opens the stores, builds the services, binds both listeners, announces them, and serves
 //! until SIGINT/SIGTERM, then drains in-flight requests.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -28,7 +29,9 @@ pub fn init_logging(config: &Config) {
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let meta = MetaStore::connect(&config.meta_url).await.context("opening the metadata store")?;
     let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
-    let catalog = Catalog::new(meta, blobs, CatalogConfig { region: config.region.clone(), flavor: config.arn_flavor });
+    let catalog = Catalog::new(meta, blobs, CatalogConfig { region: config.region.clone(), flavor: config.arn_flavor })
+        .with_keys(Arc::new(config.keys.clone()));
+    catalog.verify_keys().await.context("checking the encryption keys")?;
     let identities = Identities::new(
         config.root.access_key_id.clone(),
         config.root.secret.clone(),
@@ -44,6 +47,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding the S3 listener to {}", config.s3_addr))?;
 
+    if let Some(path) = &config.generated_key_at {
+        println!("tablebay generated an encryption master key in {} (back it up)", path.display());
+    }
     if let Some(path) = &config.root.generated_at {
         println!("tablebay generated root credentials (stored in {}):", path.display());
         println!("  access key id:     {}", config.root.access_key_id);

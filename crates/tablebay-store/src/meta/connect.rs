@@ -30,12 +30,14 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "objects", include_str!("../../migrations/sqlite/0002_objects.sql")),
     (3, "iceberg", include_str!("../../migrations/sqlite/0003_iceberg.sql")),
     (4, "detached storage", include_str!("../../migrations/sqlite/0004_detached_storage.sql")),
+    (7, "encryption", include_str!("../../migrations/sqlite/0007_encryption.sql")),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "init", include_str!("../../migrations/postgres/0001_init.sql")),
     (2, "objects", include_str!("../../migrations/postgres/0002_objects.sql")),
     (3, "iceberg", include_str!("../../migrations/postgres/0003_iceberg.sql")),
     (4, "detached storage", include_str!("../../migrations/postgres/0004_detached_storage.sql")),
+    (7, "encryption", include_str!("../../migrations/postgres/0007_encryption.sql")),
 ];
 
 /// Opens the store at `url`, see [`MetaStore::connect`].

@@ -8,6 +8,7 @@
 mod attributes;
 mod buckets;
 mod detached_storage;
+mod encryption_keys;
 mod codec;
 mod connect;
 mod multipart;
@@ -19,6 +20,7 @@ mod views;
 
 pub use attributes::AttributeKey;
 pub use buckets::BucketRecord;
+pub use encryption_keys::KeyCheck;
 pub use multipart::{CompletedUpload, PartRecord, UploadRecord};
 pub use namespaces::NamespaceRecord;
 pub use objects::{BlobSegment, KeyRange, KeyStart, ObjectRecord, StoredChecksum, WriteCondition};

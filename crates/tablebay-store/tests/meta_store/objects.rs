@@ -24,7 +24,7 @@ fn object(table_id: Uuid, key: &str, blob: &str) -> ObjectRecord {
         user_metadata: BTreeMap::from([("owner".into(), "me".into())]),
         checksum: Some(StoredChecksum { algorithm: "CRC32".into(), value: "DUoRhQ==".into(), kind: "FULL_OBJECT".into() }),
         parts_count: None,
-        blobs: vec![BlobSegment { key: blob.to_owned(), size: 11 }],
+        blobs: vec![BlobSegment::plain(blob.to_owned(), 11)],
         created_at: at(0),
         modified_at: at(0),
     }
@@ -55,6 +55,7 @@ fn part(upload_id: &str, number: u32, blob: &str) -> PartRecord {
         checksum_value: Some("AAAAAA==".into()),
         blob_key: blob.to_owned(),
         uploaded_at: at(6),
+        encryption: None,
     }
 }
 
@@ -90,7 +91,7 @@ pub(crate) async fn objects_put_get_overwrite(env: Env) {
         checksum: None,
         parts_count: Some(2),
         size: 30,
-        blobs: vec![BlobSegment { key: "p1".into(), size: 10 }, BlobSegment { key: "p2".into(), size: 20 }],
+        blobs: vec![BlobSegment::plain("p1", 10), BlobSegment::plain("p2", 20)],
         ..object(t.id, "data/multi", "x")
     };
     store.put_object(&multi, &WriteCondition::IfAbsent).await.unwrap();
@@ -168,7 +169,7 @@ pub(crate) async fn multipart_parts_and_complete(env: Env) {
 
     let done = ObjectRecord {
         parts_count: Some(2),
-        blobs: vec![BlobSegment { key: "p1b".into(), size: 5 }, BlobSegment { key: "p2".into(), size: 5 }],
+        blobs: vec![BlobSegment::plain("p1b", 5), BlobSegment::plain("p2", 5)],
         ..object(t.id, "big", "unused")
     };
     // The caller validated a part that has since been replaced: Conflict, nothing changes.
@@ -193,7 +194,7 @@ pub(crate) async fn multipart_parts_and_complete(env: Env) {
     let u2 = upload(t.id, "big");
     store.insert_upload(&u2).await.unwrap();
     store.put_part(&part(&u2.upload_id, 1, "q1")).await.unwrap();
-    let again = ObjectRecord { blobs: vec![BlobSegment { key: "q1".into(), size: 5 }], ..done.clone() };
+    let again = ObjectRecord { blobs: vec![BlobSegment::plain("q1", 5)], ..done.clone() };
     let q = [(1, "q1".to_owned())];
     assert!(matches!(
         store.complete_upload(&u2.upload_id, &q, &again, &WriteCondition::IfAbsent).await,
@@ -306,7 +307,7 @@ pub(crate) async fn race_part_against_complete(env: Env) {
             let id = u.upload_id.clone();
             tokio::spawn(async move { store.put_part(&part(&id, 2, &format!("late{round}"))).await })
         };
-        let done = ObjectRecord { blobs: vec![BlobSegment { key: format!("a{round}"), size: 5 }], ..object(t.id, "k", "x") };
+        let done = ObjectRecord { blobs: vec![BlobSegment::plain(format!("a{round}"), 5)], ..object(t.id, "k", "x") };
         let completed =
             store.complete_upload(&u.upload_id, &[(1, format!("a{round}"))], &done, &WriteCondition::Always).await.unwrap();
         match late.await.unwrap() {
