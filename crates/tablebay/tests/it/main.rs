@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod control_plane;
+mod encryption;
 mod iceberg_clients_rust;
 mod iceberg_server;
 mod s3;
