@@ -242,6 +242,47 @@ pub(crate) fn checksum_mode_enabled(mode: Option<&dto::ChecksumMode>) -> bool {
     mode.is_some_and(|m| m.as_str().eq_ignore_ascii_case(dto::ChecksumMode::ENABLED))
 }
 
+/// The server-side encryption headers of a write: what it asks for (checked against the table's setting by the
+/// catalog). SSE-C (customer-provided keys) is refused: a table's data is encrypted with its own keys.
+pub(crate) fn requested_encryption(
+    algorithm: Option<&dto::ServerSideEncryption>,
+    kms_key_id: Option<&String>,
+    customer_algorithm: Option<&String>,
+) -> S3Result<Option<RequestedEncryption>> {
+    if customer_algorithm.is_some() {
+        return Err(S3Error::with_message(
+            S3ErrorCode::InvalidArgument,
+            "Server-side encryption with customer-provided keys is not supported by table buckets",
+        ));
+    }
+    let Some(algorithm) = algorithm else {
+        return match kms_key_id {
+            None => Ok(None),
+            Some(_) => Err(S3Error::with_message(
+                S3ErrorCode::InvalidArgument,
+                "x-amz-server-side-encryption-aws-kms-key-id requires x-amz-server-side-encryption: aws:kms",
+            )),
+        };
+    };
+    let algorithm: SseAlgorithm = algorithm.as_str().parse().map_err(|_| {
+        S3Error::with_message(
+            S3ErrorCode::InvalidArgument,
+            format!("The server-side encryption {:?} is not valid (AES256 or aws:kms)", algorithm.as_str()),
+        )
+    })?;
+    Ok(Some(RequestedEncryption { algorithm, kms_key_id: kms_key_id.cloned() }))
+}
+
+/// The `x-amz-server-side-encryption` and KMS key id headers of an answer about stored data.
+pub(crate) fn encryption_headers(
+    encryption: Option<&Encryption>,
+) -> (Option<dto::ServerSideEncryption>, Option<String>) {
+    match encryption {
+        None => (None, None),
+        Some(e) => (Some(dto::ServerSideEncryption::from(e.algorithm.as_str().to_string())), e.kms_key_arn.clone()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,46 +332,5 @@ mod tests {
     fn timestamps_round_trip() {
         let t = DateTime::from_timestamp(1_760_000_000, 0).unwrap();
         assert_eq!(utc(&timestamp(t)), Some(t));
-    }
-}
-
-/// The server-side encryption headers of a write: what it asks for (checked against the table's setting by the
-/// catalog). SSE-C (customer-provided keys) is refused: a table's data is encrypted with its own keys.
-pub(crate) fn requested_encryption(
-    algorithm: Option<&dto::ServerSideEncryption>,
-    kms_key_id: Option<&String>,
-    customer_algorithm: Option<&String>,
-) -> S3Result<Option<RequestedEncryption>> {
-    if customer_algorithm.is_some() {
-        return Err(S3Error::with_message(
-            S3ErrorCode::InvalidArgument,
-            "Server-side encryption with customer-provided keys is not supported by table buckets",
-        ));
-    }
-    let Some(algorithm) = algorithm else {
-        return match kms_key_id {
-            None => Ok(None),
-            Some(_) => Err(S3Error::with_message(
-                S3ErrorCode::InvalidArgument,
-                "x-amz-server-side-encryption-aws-kms-key-id requires x-amz-server-side-encryption: aws:kms",
-            )),
-        };
-    };
-    let algorithm: SseAlgorithm = algorithm.as_str().parse().map_err(|_| {
-        S3Error::with_message(
-            S3ErrorCode::InvalidArgument,
-            format!("The server-side encryption {:?} is not valid (AES256 or aws:kms)", algorithm.as_str()),
-        )
-    })?;
-    Ok(Some(RequestedEncryption { algorithm, kms_key_id: kms_key_id.cloned() }))
-}
-
-/// The `x-amz-server-side-encryption` and KMS key id headers of an answer about stored data.
-pub(crate) fn encryption_headers(
-    encryption: Option<&Encryption>,
-) -> (Option<dto::ServerSideEncryption>, Option<String>) {
-    match encryption {
-        None => (None, None),
-        Some(e) => (Some(dto::ServerSideEncryption::from(e.algorithm.as_str().to_string())), e.kms_key_arn.clone()),
     }
 }

@@ -295,11 +295,18 @@ mod tests {
         (out, encryption)
     }
 
-    async fn read(keys: &LocalKeys, stored: &[u8], enc: &BlobEncryption, plain: u64, range: Range<u64>) -> Result<Vec<u8>, StoreError> {
+    async fn read(
+        keys: &LocalKeys,
+        stored: &[u8],
+        enc: &BlobEncryption,
+        plain: u64,
+        range: Range<u64>,
+    ) -> Result<Vec<u8>, StoreError> {
         let cipher = ChunkCipher::open(keys, enc).await?;
         let stored = Bytes::copy_from_slice(stored);
         let stream = open_range(cipher, plain, range, |r| async move {
-            let slice = stored.slice(usize::try_from(r.start).unwrap()..usize::try_from(r.end).unwrap().min(stored.len()));
+            let slice =
+                stored.slice(usize::try_from(r.start).unwrap()..usize::try_from(r.end).unwrap().min(stored.len()));
             // Deliver in awkward pieces, as a network would.
             let pieces: Vec<Result<Bytes, StoreError>> =
                 slice.chunks(7777).map(|c| Ok(Bytes::copy_from_slice(c))).collect();

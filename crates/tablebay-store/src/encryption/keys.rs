@@ -165,7 +165,9 @@ pub enum KeyError {
     #[error("encryption key {0} is not configured on this server")]
     Unknown(String),
     /// The wrapped key does not open with the configured key: other key material than it was written with.
-    #[error("the data key of this object does not open with {0}: the configured key differs from the one it was written with")]
+    #[error(
+        "the data key of this object does not open with {0}: the configured key differs from the one it was written with"
+    )]
     WrongKey(KeyVersion),
 }
 
@@ -224,7 +226,8 @@ impl LocalKeys {
             }
             let at = |e: String| format!("line {}: {e}", number + 1);
             let mut fields = line.split_whitespace();
-            let (Some(id), Some(version), Some(key), None) = (fields.next(), fields.next(), fields.next(), fields.next())
+            let (Some(id), Some(version), Some(key), None) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
             else {
                 return Err(at("expected '<key-id> <version> <base64 key>'".to_string()));
             };
@@ -315,7 +318,9 @@ impl KeyProvider for LocalKeys {
         self.keys
             .iter()
             .flat_map(|(id, versions)| {
-                versions.iter().map(|(version, key)| (KeyVersion { id: id.clone(), version: *version }, key.check_value()))
+                versions
+                    .iter()
+                    .map(|(version, key)| (KeyVersion { id: id.clone(), version: *version }, key.check_value()))
             })
             .collect()
     }

@@ -51,7 +51,8 @@ impl MetaStore {
         rows.iter()
             .map(|row| {
                 let version: i64 = row.try_get("version")?;
-                let version = u32::try_from(version).map_err(|_| StoreError::Corrupt(format!("key version {version}")))?;
+                let version =
+                    u32::try_from(version).map_err(|_| StoreError::Corrupt(format!("key version {version}")))?;
                 Ok((row.try_get("key_id")?, version))
             })
             .collect()

@@ -172,7 +172,10 @@ async fn sse_requests_must_match_the_table() {
     let bucket = new_table(&server, "enc-headers").await;
     for (headers, code) in [
         (vec![("x-amz-server-side-encryption", "aws:kms")], "InvalidArgument"),
-        (vec![("x-amz-server-side-encryption", "aws:kms"), ("x-amz-server-side-encryption-aws-kms-key-id", KMS_ARN)], "InvalidArgument"),
+        (
+            vec![("x-amz-server-side-encryption", "aws:kms"), ("x-amz-server-side-encryption-aws-kms-key-id", KMS_ARN)],
+            "InvalidArgument",
+        ),
         (vec![("x-amz-server-side-encryption", "DES")], "InvalidArgument"),
         (vec![("x-amz-server-side-encryption-aws-kms-key-id", KMS_ARN)], "InvalidArgument"),
         (
@@ -217,7 +220,8 @@ async fn altered_bytes_fail_with_an_integrity_error() {
     let early = get(&server, &bucket, "f", Some("bytes=0-99")).await;
     assert_eq!(early.status(), StatusCode::PARTIAL_CONTENT);
     assert!(early.bytes().await.unwrap().as_ref() == &data[..100]);
-    let (status, text) = text_of(get(&server, &bucket, "f", Some(&format!("bytes={}-{}", 2 * CHUNK, 2 * CHUNK + 10))).await).await;
+    let (status, text) =
+        text_of(get(&server, &bucket, "f", Some(&format!("bytes={}-{}", 2 * CHUNK, 2 * CHUNK + 10))).await).await;
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{text}");
     assert_eq!(error_code(&text), Some("InternalError"));
     assert!(text.contains("integrity"), "{text}");
@@ -319,7 +323,10 @@ async fn kms_tables_use_their_key() {
     let server = TestServer::start_with(&["--arn-flavor", "aws", "--encryption-key-file", &file]);
     let created: Value = server.call(Method::PUT, "/buckets", json!({"name": "enc-kms"})).await.json().await.unwrap();
     let arn = seg(created["arn"].as_str().unwrap());
-    assert_eq!(server.call(Method::PUT, &format!("/namespaces/{arn}"), json!({"namespace": ["ns"]})).await.status(), StatusCode::OK);
+    assert_eq!(
+        server.call(Method::PUT, &format!("/namespaces/{arn}"), json!({"namespace": ["ns"]})).await.status(),
+        StatusCode::OK
+    );
     let unknown = "arn:aws:kms:us-east-1:111122223333:key/11111111-2222-4333-8444-555555555555";
     let mut buckets = Vec::new();
     for (name, key) in [("kms", KMS_ARN), ("unknown", unknown)] {
@@ -340,12 +347,20 @@ async fn kms_tables_use_their_key() {
     assert_eq!(sse(&put_kms).as_deref(), Some("aws:kms"));
     assert_eq!(put_kms.headers()["x-amz-server-side-encryption-aws-kms-key-id"], KMS_ARN);
     // The key id alone (the ARN's last part) names the same key.
-    let by_id = put(&server, &buckets[0], "b", b"x", &[kms_header, ("x-amz-server-side-encryption-aws-kms-key-id", "0b7a1c2d-0000-4000-8000-00000000abcd")]).await;
+    let by_id = put(
+        &server,
+        &buckets[0],
+        "b",
+        b"x",
+        &[kms_header, ("x-amz-server-side-encryption-aws-kms-key-id", "0b7a1c2d-0000-4000-8000-00000000abcd")],
+    )
+    .await;
     assert_eq!(by_id.status(), StatusCode::OK);
     let got = get(&server, &buckets[0], "a", None).await;
     assert_eq!(sse(&got).as_deref(), Some("aws:kms"));
     assert_eq!(got.bytes().await.unwrap().as_ref(), b"kms data");
-    let (status, text) = text_of(put(&server, &buckets[0], "c", b"x", &[("x-amz-server-side-encryption", "AES256")]).await).await;
+    let (status, text) =
+        text_of(put(&server, &buckets[0], "c", b"x", &[("x-amz-server-side-encryption", "AES256")]).await).await;
     assert_eq!((status, error_code(&text)), (StatusCode::BAD_REQUEST, Some("InvalidArgument")), "{text}");
     // A table whose KMS key this server does not hold cannot take data, and says why.
     let (status, text) = text_of(put(&server, &buckets[1], "a", b"x", &[]).await).await;
