@@ -320,3 +320,35 @@ pub(crate) async fn race_part_against_complete(env: Env) {
         assert!(store.list_parts(&u.upload_id, 0, 10).await.unwrap().is_empty());
     }
 }
+
+/// Encryption records survive the round trip through object and part rows, and key-check values are recorded
+/// once, then compared.
+pub(crate) async fn encryption_records_and_key_checks(env: Env) {
+    use tablebay_store::encryption::{BlobEncryption, KeyId, KeyVersion, WrappedKey};
+    use tablebay_store::meta::KeyCheck;
+    let store = &env.store;
+    let t = one_table(store, "t").await;
+    let sealed = |version| BlobEncryption {
+        data_key: WrappedKey {
+            key: KeyVersion { id: KeyId::Kms("arn:aws:kms:us-east-1:111122223333:key/k".into()), version },
+            wrapped: "d3JhcHBlZA==".into(),
+        },
+        nonce_prefix: "0a0b0c0d".into(),
+        chunk_bytes: 65536,
+    };
+    let u = upload(t.id, "k");
+    store.insert_upload(&u).await.unwrap();
+    store.put_part(&PartRecord { encryption: Some(sealed(2)), ..part(&u.upload_id, 1, "p1") }).await.unwrap();
+    let parts = store.list_parts(&u.upload_id, 0, 10).await.unwrap();
+    assert_eq!(parts[0].encryption, Some(sealed(2)));
+    let mut record = object(t.id, "enc", "b1");
+    record.blobs = vec![BlobSegment { key: "b1".into(), size: 11, encryption: Some(sealed(1)) }, BlobSegment::plain("b2", 0)];
+    store.put_object(&record, &WriteCondition::Always).await.unwrap();
+    assert_eq!(store.object(t.id, "enc").await.unwrap().unwrap().blobs, record.blobs);
+
+    assert_eq!(store.check_key("default", 1, "aaaa").await.unwrap(), KeyCheck::Recorded);
+    assert_eq!(store.check_key("default", 1, "aaaa").await.unwrap(), KeyCheck::Matches);
+    assert_eq!(store.check_key("default", 1, "bbbb").await.unwrap(), KeyCheck::Differs);
+    assert_eq!(store.check_key("default", 2, "bbbb").await.unwrap(), KeyCheck::Recorded);
+    assert_eq!(store.recorded_keys().await.unwrap(), vec![("default".to_string(), 1), ("default".to_string(), 2)]);
+}
