@@ -5,6 +5,7 @@ disk in the same run.
     python3 benches/s3_throughput.py                 # builds `cargo build --release -p tablebay` first
     python3 benches/s3_throughput.py --bin PATH      # a binary you built
     python3 benches/s3_throughput.py --quick         # fewer objects, for a smoke run
+    python3 benches/s3_throughput.py --bin NEW --compare-bin OLD   # two builds side by side, same run
 
 It starts `tablebay serve` on 127.0.0.1 (ephemeral ports) with a temporary data dir under --workdir
 (default ~/.cache/tablebay-bench, the disk the plain copy also writes to), creates one table, and measures
@@ -16,6 +17,11 @@ The client is a raw SigV4 client (`http.client`, one keep-alive connection per c
 the signature computed per request), one process per concurrent client, so neither boto3's per-request
 overhead nor the GIL is what gets measured. The plain copy writes the same sizes with the same number of
 writer processes: Python `open/write/close` without fsync, the same with fsync, and `cp` of a 64 MiB file.
+
+With --compare-bin, the same PUT/GET cells also run against a second binary (its own server and data dir,
+one after the other in the same run), and a second table sets the two side by side: how to measure what a
+change costs, such as encryption at rest (every table is encrypted; a build without it is the baseline), or
+what a speed-up gains.
 
 Only Python's standard library is needed. Results are printed as a table; `--json FILE` also saves them.
 """
@@ -118,10 +124,10 @@ class Client:
 # --- the server ---
 
 class Server:
-    def __init__(self, binary: Path, workdir: Path):
+    def __init__(self, binary: Path, workdir: Path, label: str = "tablebay"):
         self.binary = binary
-        self.data = workdir / "tablebay-data"
-        self.log = open(workdir / "tablebay.log", "w")
+        self.data = workdir / f"{label}-data"
+        self.log = open(workdir / f"{label}.log", "w")
         self.proc = None
         self.tables_url = self.s3_url = None
 
@@ -310,6 +316,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=8.0, help="time budget per cell")
     ap.add_argument("--quick", action="store_true", help="smaller budgets (a smoke run)")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--compare-bin", type=Path, help="a second tablebay binary to measure in the same run")
     args = ap.parse_args()
 
     binary = args.bin or build_release()
@@ -322,32 +329,15 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="run-", dir=args.workdir))
     server = Server(binary, work)
     rows = []
+    compared = []
     try:
-        server.start()
-        bucket = server.create_table()
-        print(f"tablebay {binary} on {server.s3_url}, data dir {server.data}, {os.cpu_count()} cores",
-              file=sys.stderr)
-        for size in SIZES:
-            for clients in CLIENTS:
-                count = plan(size, clients, args.seconds, args.quick)
-                prefix = f"b{size}-{clients}"
-                cell = {"size": size, "clients": clients}
-                for op in ("PUT", "GET"):
-                    deadline = time.time() + args.seconds
-                    # GET reads back exactly what each client wrote.
-                    counts = [count] * clients if op == "PUT" else cell["PUT"]["per_client"]
-                    cpu0 = server.cpu_seconds()
-                    cell[op] = run_parallel(_s3_worker, [(op, server.s3_url, bucket, prefix, w, size, counts[w],
-                                                          deadline) for w in range(clients)])
-                    cell[op]["server_cpu"] = server.cpu_seconds() - cpu0
-                for mode in ("nofsync", "fsync"):
-                    directory = work / f"plain-{mode}-{size}-{clients}"
-                    deadline = time.time() + args.seconds
-                    cell[f"plain-{mode}"] = run_parallel(
-                        _file_worker, [(mode, str(directory), w, size, count, deadline) for w in range(clients)])
-                    shutil.rmtree(directory, ignore_errors=True)
-                rows.append(cell)
-                print(f"  done: {human(size)} x {clients} clients", file=sys.stderr)
+        rows = measure(server, args, work, with_plain=True)
+        if args.compare_bin:
+            other = Server(args.compare_bin, work, label="compare")
+            try:
+                compared = measure(other, args, work, with_plain=False)
+            finally:
+                other.stop()
         cp_mibs = cp_baseline(work, 64 * MIB, 4 if args.quick else 16)
     finally:
         server.stop()
@@ -389,9 +379,67 @@ def main() -> int:
     print(f"target: 4 KiB PUT >= 2000 objects/s (16 clients): {small_rate:.0f} -> "
           f"{'met' if small_rate >= 2000 else 'NOT met'}")
     print(f"(bytes on disk at the end of the run, before cleanup: {data_bytes / MIB:.0f} MiB)")
+    if compared:
+        print_comparison(binary, args.compare_bin, rows, compared)
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "cp_64mib_mibs": cp_mibs}, indent=2))
+        args.json.write_text(json.dumps({"rows": rows, "compare_rows": compared, "cp_64mib_mibs": cp_mibs}, indent=2))
     return 0
+
+
+def measure(server: Server, args, work: Path, with_plain: bool) -> list[dict]:
+    """Starts `server` and runs every cell against one fresh table: PUT then GET, and with `with_plain` the
+    plain copies of the same sizes. The server is left running (the caller stops it)."""
+    rows = []
+    server.start()
+    bucket = server.create_table()
+    print(f"tablebay {server.binary} on {server.s3_url}, data dir {server.data}, {os.cpu_count()} cores",
+          file=sys.stderr)
+    for size in SIZES:
+        for clients in CLIENTS:
+            count = plan(size, clients, args.seconds, args.quick)
+            prefix = f"b{size}-{clients}"
+            cell = {"size": size, "clients": clients}
+            for op in ("PUT", "GET"):
+                deadline = time.time() + args.seconds
+                # GET reads back exactly what each client wrote.
+                counts = [count] * clients if op == "PUT" else cell["PUT"]["per_client"]
+                cpu0 = server.cpu_seconds()
+                cell[op] = run_parallel(_s3_worker, [(op, server.s3_url, bucket, prefix, w, size, counts[w],
+                                                      deadline) for w in range(clients)])
+                cell[op]["server_cpu"] = server.cpu_seconds() - cpu0
+            if with_plain:
+                for mode in ("nofsync", "fsync"):
+                    directory = work / f"plain-{mode}-{size}-{clients}"
+                    deadline = time.time() + args.seconds
+                    cell[f"plain-{mode}"] = run_parallel(
+                        _file_worker, [(mode, str(directory), w, size, count, deadline) for w in range(clients)])
+                    shutil.rmtree(directory, ignore_errors=True)
+            rows.append(cell)
+            print(f"  done: {human(size)} x {clients} clients", file=sys.stderr)
+    return rows
+
+
+def print_comparison(binary: Path, other: Path, rows: list[dict], compared: list[dict]) -> None:
+    """The same cells of two binaries side by side: MiB/s (objects/s for 4 KiB) and the change."""
+    print()
+    print(f"side by side, same run: A = {binary}, B = {other} (--compare-bin); A/B - 1 is A's change")
+    header = (f"{'size':>7} {'clients':>7} | {'PUT A':>9} {'PUT B':>9} {'A vs B':>7} | {'GET A':>9} {'GET B':>9}"
+              f" {'A vs B':>7} | unit")
+    print(header)
+    print("-" * len(header))
+    for a, b in zip(rows, compared):
+        small = a["size"] < MIB
+
+        def rate(x):
+            secs = max(x["seconds"], 1e-9)
+            return x["objects"] / secs if small else x["bytes"] / MIB / secs
+
+        line = f"{human(a['size']):>7} {a['clients']:>7}"
+        for op in ("PUT", "GET"):
+            ra, rb = rate(a[op]), rate(b[op])
+            change = f"{ra / rb - 1:+.0%}" if rb else "n/a"
+            line += f" | {ra:>9.1f} {rb:>9.1f} {change:>7}"
+        print(line + f" | {'obj/s' if small else 'MiB/s'}")
 
 
 if __name__ == "__main__":

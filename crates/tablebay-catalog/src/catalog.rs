@@ -6,11 +6,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tablebay_store::encryption::{KeyProvider, LocalKeys};
 use tablebay_store::meta::AttributeKey;
 use tablebay_store::{BlobStore, MetaStore};
 use uuid::Uuid;
 
 use crate::commit_observer::CommitObservers;
+use crate::encryption::{EncryptionCache, new_encryption_cache};
 use crate::metadata_cache::MetadataCache;
 use crate::objects::TableLocation;
 use crate::{ArnFlavor, CatalogError, ObjectAttributes, ObjectBody, ObjectKey, PutOptions};
@@ -32,10 +34,14 @@ pub struct Catalog {
     pub(crate) config: Arc<CatalogConfig>,
     pub(crate) metadata_cache: MetadataCache,
     pub(crate) commit_observers: CommitObservers,
+    /// Master keys of encryption at rest.
+    pub(crate) keys: Arc<dyn KeyProvider>,
+    pub(crate) encryption_cache: EncryptionCache,
 }
 
 impl Catalog {
-    /// A catalog over the given stores.
+    /// A catalog over the given stores. It encrypts with a throwaway in-memory key until [`Catalog::with_keys`]
+    /// gives it the configured ones (the server always does; tests need not).
     pub fn new(meta: MetaStore, blobs: BlobStore, config: CatalogConfig) -> Self {
         Self {
             meta,
@@ -43,7 +49,15 @@ impl Catalog {
             config: Arc::new(config),
             metadata_cache: MetadataCache::new(),
             commit_observers: CommitObservers::default(),
+            keys: Arc::new(LocalKeys::ephemeral()),
+            encryption_cache: new_encryption_cache(),
         }
+    }
+
+    /// The catalog with these master keys for encryption at rest; check them with [`Catalog::verify_keys`].
+    pub fn with_keys(mut self, keys: Arc<dyn KeyProvider>) -> Self {
+        self.keys = keys;
+        self
     }
 
     /// The deployment configuration.

@@ -42,6 +42,7 @@ pub use catalog::{Catalog, CatalogConfig};
 pub use checksum::{Checksum, ChecksumAlgorithm, ChecksumType};
 pub use commit::{CommitError, TableChange};
 pub use commit_observer::CommitObserver;
+pub use encryption::RequestedEncryption;
 pub use error::CatalogError;
 pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
 pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedReply};

@@ -16,7 +16,7 @@ use crate::checksum::{self, Checksum, ChecksumAlgorithm, ChecksumType};
 use crate::object_io::{
     ObjectAttributes, ObjectBody, ObjectInfo, PutCondition, TableStorage, object_info,
 };
-use crate::{Catalog, ObjectError, ObjectKey};
+use crate::{Catalog, Encryption, ObjectError, ObjectKey, RequestedEncryption};
 
 /// Largest part: 5 GiB.
 pub const MAX_PART_BYTES: u64 = 5 * 1024 * 1024 * 1024;
@@ -42,6 +42,8 @@ pub struct Upload {
     pub initiator: String,
     /// When.
     pub initiated_at: DateTime<Utc>,
+    /// The encryption its parts get (the table's), in the answer of `create_upload` only.
+    pub encryption: Option<Encryption>,
 }
 
 /// An uploaded part.
@@ -126,8 +128,13 @@ impl Catalog {
         key: &ObjectKey,
         attributes: ObjectAttributes,
         checksum: Option<(ChecksumAlgorithm, Option<ChecksumType>)>,
+        encryption: Option<RequestedEncryption>,
         initiator: &str,
     ) -> Result<Upload, ObjectError> {
+        let table_encryption = self.data_encryption(table.table_id).await?;
+        if let Some(requested) = &encryption {
+            requested.check(&table_encryption)?;
+        }
         let checksum = match checksum {
             None => None,
             Some((algorithm, kind)) => {
@@ -164,7 +171,10 @@ impl Catalog {
             initiated_at: Utc::now(),
         };
         self.meta.insert_upload(&record).await?;
-        upload_from_record(record)
+        Ok(Upload {
+            encryption: Some(table_encryption),
+            ..upload_from_record(record)?
+        })
     }
 
     /// The upload `upload_id` of `key` in this table; `NoSuchUpload` if it is gone or belongs elsewhere.
@@ -215,7 +225,7 @@ impl Catalog {
         let algorithm = upload_algorithm.or(claimed);
         let algorithms: Vec<ChecksumAlgorithm> = algorithm.into_iter().collect();
         let ingested = self
-            .ingest(table.table_id, body, MAX_PART_BYTES, &algorithms)
+            .ingest(table.table_id, body, MAX_PART_BYTES, &algorithms, None)
             .await?;
         let checksum_value = algorithm
             .and_then(|a| ingested.digests.checksum(a))
@@ -229,11 +239,12 @@ impl Catalog {
             checksum_value,
             blob_key: ingested.blob_key,
             uploaded_at: Utc::now(),
+            encryption: ingested.encryption,
         };
         match self.meta.put_part(&record).await {
             Ok(replaced) => {
                 if let Some(old) = replaced {
-                    self.unlink_later(vec![BlobSegment { key: old, size: 0 }]);
+                    self.unlink_later(vec![BlobSegment::plain(old, 0)]);
                 }
             }
             Err(e) => {
@@ -330,6 +341,7 @@ impl Catalog {
                 .map(|p| BlobSegment {
                     key: p.blob_key.clone(),
                     size: p.size,
+                    encryption: p.encryption.clone(),
                 })
                 .collect(),
             created_at: now,
@@ -378,7 +390,7 @@ impl Catalog {
         // A part upload racing the abort may still be reading its blob's row: give it the grace period.
         self.unlink_later(
             keys.into_iter()
-                .map(|key| BlobSegment { key, size: 0 })
+                .map(|key| BlobSegment::plain(key, 0))
                 .collect(),
         );
         Ok(())
@@ -556,6 +568,7 @@ fn upload_from_record(record: UploadRecord) -> Result<Upload, ObjectError> {
         checksum: algorithm.map(|a| (a, kind.unwrap_or(ChecksumType::Composite))),
         initiator: record.initiator,
         initiated_at: record.initiated_at,
+        encryption: None,
     })
 }
 

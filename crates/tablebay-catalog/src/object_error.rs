@@ -70,6 +70,14 @@ pub enum ObjectError {
     /// Reading the request body failed.
     #[error("reading the request body failed: {0}")]
     Body(#[source] BodyError),
+    /// Stored encrypted bytes failed their integrity check (altered, damaged or cut short): the read fails
+    /// rather than return wrong bytes.
+    #[error("The object's stored data failed its integrity check: {0}")]
+    Integrity(String),
+    /// The master key that protects the object (or that the table's setting names) is not configured, or is
+    /// not the key the data was written with.
+    #[error("The object's encryption key is unavailable: {0}")]
+    EncryptionKey(String),
     /// Something failed inside the server; the details are logged, not shown.
     #[error("internal error: {0}")]
     Internal(String),
@@ -83,6 +91,8 @@ impl From<StoreError> for ObjectError {
         match err {
             StoreError::PreconditionFailed(_) => Self::PreconditionFailed,
             StoreError::Conflict(message) => Self::Conflict(message),
+            StoreError::Integrity(message) => Self::Integrity(message),
+            StoreError::Key(message) => Self::EncryptionKey(message),
             other => Self::Store(other),
         }
     }

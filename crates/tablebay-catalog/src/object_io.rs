@@ -15,15 +15,19 @@ use std::time::Duration;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
+use tablebay_store::encryption::BlobEncryption;
 use tablebay_store::meta::{BlobSegment, ObjectRecord, StoredChecksum, WriteCondition};
 use uuid::Uuid;
 
 use crate::checksum::{
     self, Checksum, ChecksumAlgorithm, ChecksumType, DigestValues, StreamHasher,
 };
+use crate::encryption::{self, RequestedEncryption, key_of};
 use crate::objects::{TableLocation, new_blob_key};
 use crate::reads::{self, ReadRequest};
-use crate::{AccountId, BucketArn, BucketName, Catalog, ObjectError, ObjectKey, TableArn};
+use crate::{
+    AccountId, BucketArn, BucketName, Catalog, Encryption, ObjectError, ObjectKey, TableArn,
+};
 
 /// Largest object a single PUT (or a copy) may write: 5 GiB, as S3.
 pub const MAX_PUT_BYTES: u64 = 5 * 1024 * 1024 * 1024;
@@ -133,6 +137,8 @@ pub struct PutOptions {
     pub checksum_algorithm: Option<ChecksumAlgorithm>,
     /// Conditional write.
     pub condition: PutCondition,
+    /// The server-side encryption the request asks for; it must be the table's.
+    pub encryption: Option<RequestedEncryption>,
 }
 
 /// An object as clients see it.
@@ -152,6 +158,8 @@ pub struct ObjectInfo {
     pub parts_count: Option<u32>,
     /// `Last-Modified`.
     pub last_modified: DateTime<Utc>,
+    /// How its stored bytes are encrypted (`None` for data written before encryption at rest).
+    pub encryption: Option<Encryption>,
 }
 
 /// The part of an object a read answers with.
@@ -186,6 +194,18 @@ pub(crate) struct Ingested {
     pub blob_key: String,
     pub size: u64,
     pub digests: DigestValues,
+    pub encryption: Option<BlobEncryption>,
+}
+
+impl Ingested {
+    /// The blob as an object's segment.
+    pub(crate) fn segment(&self) -> BlobSegment {
+        BlobSegment {
+            key: self.blob_key.clone(),
+            size: self.size,
+            encryption: self.encryption.clone(),
+        }
+    }
 }
 
 impl Catalog {
@@ -237,7 +257,13 @@ impl Catalog {
             .or(options.checksum_algorithm)
             .unwrap_or(ChecksumAlgorithm::Crc64Nvme);
         let ingested = self
-            .ingest(table_id, body, MAX_PUT_BYTES, &[algorithm])
+            .ingest(
+                table_id,
+                body,
+                MAX_PUT_BYTES,
+                &[algorithm],
+                options.encryption.as_ref(),
+            )
             .await?;
         let checksum = ingested
             .digests
@@ -258,10 +284,7 @@ impl Catalog {
             user_metadata: options.attributes.user_metadata,
             checksum,
             parts_count: None,
-            blobs: vec![BlobSegment {
-                key: ingested.blob_key,
-                size: ingested.size,
-            }],
+            blobs: vec![ingested.segment()],
             created_at: now,
             modified_at: now,
         };
@@ -319,7 +342,14 @@ impl Catalog {
             .await?
             .ok_or(ObjectError::NoSuchKey)?;
         let (view, segments) = view(record, request)?;
-        let stream = self.read_segments(segments, view.range.clone());
+        let mut stream = self.read_segments(segments, view.range.clone());
+        // Read the first bytes before answering, so that a missing key or a damaged first chunk is an error
+        // answer, not a response cut short after its headers.
+        let first = match stream.next().await {
+            Some(first) => Some(first?),
+            None => None,
+        };
+        let stream = futures::stream::iter(first.map(Ok)).chain(stream).boxed();
         Ok((view, stream))
     }
 
@@ -330,10 +360,26 @@ impl Catalog {
         range: Range<u64>,
     ) -> ObjectStream {
         let blobs = self.blobs.clone();
+        let keys = self.keys.clone();
         futures::stream::iter(reads::pieces(&segments, range))
-            .then(move |(key, range)| {
-                let blobs = blobs.clone();
-                async move { blobs.read(&key, range).await }
+            .then(move |(segment, range)| {
+                let (blobs, keys) = (blobs.clone(), keys.clone());
+                async move {
+                    match &segment.encryption {
+                        None => blobs.read(&segment.key, range).await,
+                        Some(encryption) => {
+                            blobs
+                                .read_sealed(
+                                    &segment.key,
+                                    encryption,
+                                    keys.as_ref(),
+                                    segment.size,
+                                    range,
+                                )
+                                .await
+                        }
+                    }
+                }
             })
             .try_flatten()
             .map_err(ObjectError::from)
@@ -410,6 +456,7 @@ impl Catalog {
         request: &ReadRequest,
         attributes: Option<ObjectAttributes>,
         condition: PutCondition,
+        encryption: Option<RequestedEncryption>,
     ) -> Result<ObjectInfo, ObjectError> {
         let (view, stream) = self.get_object(source.0, source.1, request).await?;
         if view.partial {
@@ -432,20 +479,27 @@ impl Catalog {
             attributes: attributes.unwrap_or(view.info.attributes),
             checksum_algorithm: Some(algorithm),
             condition,
+            encryption,
         };
         self.put_object(target.0, target.1, body, options).await
     }
 
-    /// Streams `body` into a fresh blob of the table, hashing MD5 and `algorithms` (plus a claimed algorithm)
-    /// on the way; verifies the claims and the length before finishing the blob, so a rejected body leaves
-    /// nothing behind. `EntityTooLarge` past `max_size` bytes.
+    /// Streams `body` into a fresh blob of the table, encrypted as the table's setting says, hashing MD5 and
+    /// `algorithms` (plus a claimed algorithm) of the plaintext on the way; verifies the claims and the length
+    /// before finishing the blob, so a rejected body leaves nothing behind. `EntityTooLarge` past `max_size`
+    /// bytes; `Invalid` when the request asks for another encryption than the table's.
     pub(crate) async fn ingest(
         &self,
         table_id: Uuid,
         body: ObjectBody,
         max_size: u64,
         algorithms: &[ChecksumAlgorithm],
+        requested: Option<&RequestedEncryption>,
     ) -> Result<Ingested, ObjectError> {
+        let encryption = self.data_encryption(table_id).await?;
+        if let Some(requested) = requested {
+            requested.check(&encryption)?;
+        }
         if body.content_length.is_some_and(|len| len > max_size) {
             return Err(ObjectError::EntityTooLarge(max_size));
         }
@@ -467,7 +521,11 @@ impl Catalog {
             algorithms.push(*algorithm);
         }
         let blob_key = new_blob_key(table_id);
-        let mut writer = self.blobs.writer(&blob_key);
+        let mut writer = self
+            .blobs
+            .sealed_writer(&blob_key, self.keys.as_ref(), &key_of(&encryption))
+            .await?;
+        let blob_encryption = writer.encryption().cloned();
         let mut hasher = StreamHasher::new(&algorithms);
         let mut stream = body.stream;
         let mut size = 0u64;
@@ -505,6 +563,7 @@ impl Catalog {
                     blob_key,
                     size,
                     digests,
+                    encryption: blob_encryption,
                 })
             }
             Err(e) => {
@@ -619,6 +678,7 @@ pub(crate) fn object_info(record: ObjectRecord) -> Result<ObjectInfo, ObjectErro
         checksum,
         parts_count: record.parts_count,
         last_modified: record.modified_at,
+        encryption: encryption::of_segments(&record.blobs),
     })
 }
 

@@ -141,9 +141,12 @@ pub(crate) fn select(
     }
 }
 
-/// The pieces of `segments` (blob key and the byte range inside that blob) that hold bytes `range` of the object,
+/// The pieces of `segments` (the segment and the byte range inside it) that hold bytes `range` of the object,
 /// in order. Empty segments are skipped.
-pub(crate) fn pieces(segments: &[BlobSegment], range: Range<u64>) -> Vec<(String, Range<u64>)> {
+pub(crate) fn pieces(
+    segments: &[BlobSegment],
+    range: Range<u64>,
+) -> Vec<(BlobSegment, Range<u64>)> {
     let mut out = Vec::new();
     let mut offset = 0u64;
     for segment in segments {
@@ -152,7 +155,7 @@ pub(crate) fn pieces(segments: &[BlobSegment], range: Range<u64>) -> Vec<(String
         let from = range.start.max(start);
         let to = range.end.min(end);
         if from < to {
-            out.push((segment.key.clone(), (from - start)..(to - start)));
+            out.push((segment.clone(), (from - start)..(to - start)));
         }
         if end >= range.end {
             break;
@@ -166,10 +169,7 @@ mod tests {
     use super::*;
 
     fn seg(key: &str, size: u64) -> BlobSegment {
-        BlobSegment {
-            key: key.into(),
-            size,
-        }
+        BlobSegment::plain(key, size)
     }
 
     #[test]
@@ -362,6 +362,12 @@ mod tests {
     #[test]
     fn pieces_cross_segment_boundaries() {
         let segments = [seg("a", 5), seg("b", 0), seg("c", 5), seg("d", 3)];
+        let pieces = |segments: &[BlobSegment], range| -> Vec<(String, Range<u64>)> {
+            pieces(segments, range)
+                .into_iter()
+                .map(|(s, r)| (s.key, r))
+                .collect()
+        };
         assert_eq!(
             pieces(&segments, 0..13),
             vec![("a".into(), 0..5), ("c".into(), 0..5), ("d".into(), 0..3)]

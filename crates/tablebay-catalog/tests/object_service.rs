@@ -433,6 +433,7 @@ async fn multipart_in_any_order_with_retries() {
             &k,
             ObjectAttributes::default(),
             Some((crc, None)),
+            None,
             "me",
         )
         .await
@@ -554,6 +555,7 @@ async fn multipart_in_any_order_with_retries() {
             &k,
             ObjectAttributes::default(),
             Some((crc, None)),
+            None,
             "me",
         )
         .await
@@ -672,7 +674,14 @@ async fn multipart_limits_abort_and_expiry() {
     let k = key("m");
     let upload = env
         .catalog
-        .create_upload(&env.table, &k, ObjectAttributes::default(), None, "me")
+        .create_upload(
+            &env.table,
+            &k,
+            ObjectAttributes::default(),
+            None,
+            None,
+            "me",
+        )
         .await
         .unwrap();
     let id = upload.upload_id.clone();
@@ -740,13 +749,21 @@ async fn multipart_limits_abort_and_expiry() {
             &k,
             ObjectAttributes::default(),
             Some((ChecksumAlgorithm::Sha256, Some(ChecksumType::FullObject))),
+            None,
             "me",
         )
         .await;
     assert!(matches!(full_sha, Err(ObjectError::Invalid(_))));
     // Expiry aborts old uploads only.
     env.catalog
-        .create_upload(&env.table, &k, ObjectAttributes::default(), None, "me")
+        .create_upload(
+            &env.table,
+            &k,
+            ObjectAttributes::default(),
+            None,
+            None,
+            "me",
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -819,6 +836,7 @@ async fn large_bodies_stream_through_multipart_blobs() {
             &ReadRequest::default(),
             None,
             PutCondition::Always,
+            None,
         )
         .await
         .unwrap();

@@ -4,7 +4,8 @@
 //! Writes stream through a [`BlobWriter`]: small blobs are collected and written with one atomic `put`, larger
 //! ones go through the store's multipart upload (a staging file renamed into place on local disk, an S3 multipart
 //! upload remotely), so a blob is never visible half-written and memory stays bounded. Reads stream a byte range
-//! in large chunks ([`BlobStore::read`]).
+//! in large chunks ([`BlobStore::read`]). Encrypted blobs are written and read through the same writer and
+//! reader ([`BlobStore::sealed_writer`], [`BlobStore::read_sealed`]), in the format of `encryption::chunks`.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use object_store::{
 };
 
 use crate::StoreError;
+use crate::encryption::{BlobEncryption, ChunkCipher, KeyId, KeyProvider, Sealer, open_range};
 
 /// Where blobs go: a local directory (default) or an S3-compatible bucket and prefix.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,7 +127,37 @@ impl BlobStore {
             inner: Arc::clone(&self.inner),
             path: self.path(key),
             state: WriterState::default(),
+            seal: None,
         }
+    }
+
+    /// A writer of a new encrypted blob at `key`: a fresh data key wrapped under the newest version of master
+    /// key `key_id`. [`BlobWriter::encryption`] is what a reader needs besides the master key.
+    pub async fn sealed_writer(
+        &self,
+        key: &str,
+        keys: &dyn KeyProvider,
+        key_id: &KeyId,
+    ) -> Result<BlobWriter, StoreError> {
+        let (cipher, encryption) = ChunkCipher::create(keys, key_id).await?;
+        let mut writer = self.writer(key);
+        writer.seal = Some((Box::new(Sealer::new(cipher)), encryption));
+        Ok(writer)
+    }
+
+    /// Streams plaintext bytes `range` of the encrypted blob at `key` holding `plain_size` plaintext bytes,
+    /// reading and opening only the chunks that cover the range. Fails before streaming when the master key is
+    /// missing or wrong ([`StoreError::Key`]); altered bytes fail the stream ([`StoreError::Integrity`]).
+    pub async fn read_sealed(
+        &self,
+        key: &str,
+        encryption: &BlobEncryption,
+        keys: &dyn KeyProvider,
+        plain_size: u64,
+        range: Range<u64>,
+    ) -> Result<BlobStream, StoreError> {
+        let cipher = ChunkCipher::open(keys, encryption).await?;
+        open_range(cipher, plain_size, range, |stored| self.read(key, stored)).await
     }
 
     /// Streams bytes `range` of the blob at `key` (the range must lie inside the blob); `NotFound` if absent.
@@ -236,6 +268,8 @@ pub struct BlobWriter {
     inner: Arc<dyn ObjectStore>,
     path: object_store::path::Path,
     state: WriterState,
+    /// Set for an encrypted blob: plaintext goes through the sealer, ciphertext to the store.
+    seal: Option<(Box<Sealer>, BlobEncryption)>,
 }
 
 #[derive(Default)]
@@ -260,8 +294,22 @@ impl std::fmt::Debug for BlobWriter {
 const MAX_PARTS_IN_FLIGHT: usize = 2;
 
 impl BlobWriter {
+    /// How the blob is encrypted, for a writer from [`BlobStore::sealed_writer`].
+    pub fn encryption(&self) -> Option<&BlobEncryption> {
+        self.seal.as_ref().map(|(_, encryption)| encryption)
+    }
+
     /// Appends `bytes`; waits when the store is behind, so memory stays bounded.
     pub async fn write(&mut self, bytes: Bytes) -> Result<(), StoreError> {
+        let bytes = match &mut self.seal {
+            Some((sealer, _)) => sealer.push(&bytes)?,
+            None => bytes,
+        };
+        self.write_stored(bytes).await
+    }
+
+    /// Appends bytes as stored (ciphertext for an encrypted blob).
+    async fn write_stored(&mut self, bytes: Bytes) -> Result<(), StoreError> {
         if bytes.is_empty() {
             return Ok(());
         }
@@ -304,8 +352,12 @@ impl BlobWriter {
         Ok(())
     }
 
-    /// Makes the blob visible at its key, whole; returns its length.
-    pub async fn finish(self) -> Result<u64, StoreError> {
+    /// Makes the blob visible at its key, whole; returns its stored length.
+    pub async fn finish(mut self) -> Result<u64, StoreError> {
+        if let Some((sealer, _)) = self.seal.take() {
+            let last = sealer.finish()?;
+            self.write_stored(last).await?;
+        }
         match self.state {
             WriterState::Empty => {
                 self.inner

@@ -36,6 +36,12 @@ pub enum StoreError {
     /// The blob store failed.
     #[error("blob store error")]
     Blob(#[source] object_store::Error),
+    /// An encrypted blob failed its integrity check: its stored bytes were altered, damaged or cut short.
+    #[error("integrity check failed: {0}")]
+    Integrity(String),
+    /// An encryption key is missing or is not the one the data was written with.
+    #[error("encryption key error: {0}")]
+    Key(String),
     /// The configuration given to the store is unusable (bad URL, unreachable directory).
     #[error("invalid store configuration: {0}")]
     Config(String),

@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 mod blob;
+pub mod encryption;
 mod error;
 pub mod meta;
 

@@ -46,6 +46,7 @@ pub async fn run(args: CompactArgs) -> anyhow::Result<()> {
         .await
         .context("opening the metadata store")?;
     let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
+    // The server's master keys: compaction reads encrypted files and writes its output encrypted with them.
     let catalog = Catalog::new(
         meta,
         blobs,
@@ -53,7 +54,12 @@ pub async fn run(args: CompactArgs) -> anyhow::Result<()> {
             region: config.region.clone(),
             flavor: config.arn_flavor,
         },
-    );
+    )
+    .with_keys(std::sync::Arc::new(config.keys.clone()));
+    catalog
+        .verify_keys()
+        .await
+        .context("checking the encryption keys")?;
     let arn = TableArn::parse(&args.table_arn).map_err(|e| anyhow::anyhow!("{e}"))?;
     let settings = CompactionSettings {
         target_file_size_bytes: args

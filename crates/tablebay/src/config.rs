@@ -13,6 +13,7 @@ use tablebay_catalog::{AccountId, ArnFlavor};
 use tablebay_http::Secret;
 use tablebay_maintenance::MaintenanceConfig;
 use tablebay_store::BlobUrl;
+use tablebay_store::encryption::{LocalKeys, MasterKey};
 
 /// Flags of `tablebay serve`; each also reads its `TABLEBAY_*` environment variable.
 #[derive(Args, Debug, Default)]
@@ -104,6 +105,13 @@ pub struct ServeArgs {
     /// The length of a "day" in unreferenced-file removal, in seconds (default 86400; shorten only for tests).
     #[arg(long, env = "TABLEBAY_MAINTENANCE_DAY_SECONDS")]
     maintenance_day_seconds: Option<f64>,
+    /// File with the master keys of encryption at rest (`<key-id> <version> <base64 key>` per line; see
+    /// docs/encryption.md). Default `<data-dir>/encryption.key`, generated on first start.
+    #[arg(long, env = "TABLEBAY_ENCRYPTION_KEY_FILE")]
+    encryption_key_file: Option<PathBuf>,
+    /// Name of an environment variable holding the master keys instead of a file (same text format).
+    #[arg(long, env = "TABLEBAY_ENCRYPTION_KEY_ENV")]
+    encryption_key_env: Option<String>,
 }
 
 /// The same keys as a config file.
@@ -136,6 +144,8 @@ struct FileConfig {
     maintenance_sweep_seconds: Option<f64>,
     maintenance_backoff_seconds: Option<f64>,
     maintenance_day_seconds: Option<f64>,
+    encryption_key_file: Option<PathBuf>,
+    encryption_key_env: Option<String>,
 }
 
 /// How log lines are written.
@@ -177,6 +187,10 @@ pub struct Config {
     pub sts_min_duration_secs: i64,
     /// Maintenance workers, sweep, leases and the test-shortened day.
     pub maintenance: MaintenanceConfig,
+    /// The master keys of encryption at rest (`Debug` shows key ids and versions only).
+    pub keys: LocalKeys,
+    /// Where a key file was generated on this start (then a notice is printed once).
+    pub generated_key_at: Option<PathBuf>,
 }
 
 const DEFAULT_TABLES_ADDR: &str = "127.0.0.1:8181";
@@ -184,6 +198,9 @@ const DEFAULT_S3_ADDR: &str = "127.0.0.1:9000";
 const DEFAULT_REGION: &str = "us-east-1";
 const DEFAULT_ACCOUNT_ID: &str = "123456789012";
 const ROOT_CREDENTIALS_FILE: &str = "root-credentials.json";
+const ENCRYPTION_KEY_FILE: &str = "encryption.key";
+/// Largest key text read (a line per key version).
+const MAX_KEY_TEXT_BYTES: u64 = 1024 * 1024;
 const DEFAULT_MULTIPART_EXPIRY_HOURS: f64 = 168.0;
 /// Ten years: anything longer is a typo.
 const MAX_MULTIPART_EXPIRY_HOURS: f64 = 24.0 * 365.0 * 10.0;
@@ -310,6 +327,11 @@ impl Config {
         if !(1..=900).contains(&sts_min_duration_secs) {
             bail!("invalid STS minimum duration {sts_min_duration_secs} seconds (1 to 900)");
         }
+        let (keys, generated_key_at) = encryption_keys(
+            args.encryption_key_file.or(file.encryption_key_file),
+            args.encryption_key_env.or(file.encryption_key_env),
+            &data_dir,
+        )?;
         let s3_public_url = args.s3_public_url.or(file.s3_public_url);
         if let Some(url) = &s3_public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
@@ -335,6 +357,8 @@ impl Config {
             multipart_expiry,
             audit_log: args.audit_log.or(file.audit_log),
             sts_min_duration_secs,
+            keys,
+            generated_key_at,
         })
     }
 }
@@ -479,6 +503,64 @@ fn root_credentials(
         secret: Secret::new(stored.secret_access_key),
         generated_at: Some(path),
     })
+}
+
+/// The master keys: from the variable named by `key_env`, else from `key_file`, else from
+/// `<data-dir>/encryption.key`, which is generated (one random server-managed key, 0600) when missing. Errors
+/// name the source and line, never a key.
+fn encryption_keys(
+    key_file: Option<PathBuf>,
+    key_env: Option<String>,
+    data_dir: &Path,
+) -> anyhow::Result<(LocalKeys, Option<PathBuf>)> {
+    let (text, source, generated) = match (key_env, key_file) {
+        (Some(_), Some(_)) => {
+            bail!("set an encryption key file or an encryption key variable, not both")
+        }
+        (Some(name), None) => {
+            let text = std::env::var(&name).map_err(|_| {
+                anyhow::anyhow!("the encryption key variable {name} is not set (or not UTF-8)")
+            })?;
+            (text, format!("variable {name}"), None)
+        }
+        (None, Some(path)) => (read_key_file(&path)?, path.display().to_string(), None),
+        (None, None) => {
+            let path = data_dir.join(ENCRYPTION_KEY_FILE);
+            if path.exists() {
+                (read_key_file(&path)?, path.display().to_string(), None)
+            } else {
+                let text = format!(
+                    "# Tablebay master keys: <key-id> <version> <base64 of 32 bytes>. Back this file up: table data\n\
+                     # cannot be read without it. Add a version to rotate; keep old ones for old data.\n\
+                     default 1 {}\n",
+                    MasterKey::generate().to_base64()
+                );
+                write_private(&path, text.as_bytes())?;
+                (text, path.display().to_string(), Some(path))
+            }
+        }
+    };
+    let keys = LocalKeys::parse(&text)
+        .map_err(|e| anyhow::anyhow!("invalid encryption keys in {source}: {e}"))?;
+    if !keys.has_managed() {
+        bail!(
+            "the encryption keys in {source} have no 'default' key (the server-managed key of AES256 tables)"
+        );
+    }
+    Ok((keys, generated))
+}
+
+fn read_key_file(path: &Path) -> anyhow::Result<String> {
+    let size = std::fs::metadata(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .len();
+    if size > MAX_KEY_TEXT_BYTES {
+        bail!(
+            "{} is larger than {MAX_KEY_TEXT_BYTES} bytes",
+            path.display()
+        );
+    }
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
 }
 
 /// Writes a file readable by its owner only.

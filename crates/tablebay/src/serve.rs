@@ -2,6 +2,7 @@
 //! until SIGINT/SIGTERM, then drains in-flight requests.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -70,7 +71,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             region: config.region.clone(),
             flavor: config.arn_flavor,
         },
-    );
+    )
+    .with_keys(Arc::new(config.keys.clone()));
+    catalog
+        .verify_keys()
+        .await
+        .context("checking the encryption keys")?;
     let maintenance = JobRunner::new(catalog.clone(), meta.clone(), config.maintenance.clone());
     let iam = Iam::new(
         meta,
@@ -96,6 +102,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding the S3 listener to {}", config.s3_addr))?;
 
+    if let Some(path) = &config.generated_key_at {
+        println!(
+            "tablebay generated an encryption master key in {} (back it up)",
+            path.display()
+        );
+    }
     if let Some(path) = &config.root.generated_at {
         println!(
             "tablebay generated root credentials (stored in {}):",

@@ -38,6 +38,12 @@ pub(crate) fn s3_error(err: ObjectError, request: Option<&RequestContext>) -> S3
         }
         ObjectError::Conflict(_) => S3Error::with_message(S3ErrorCode::OperationAborted, message),
         ObjectError::Body(source) => body_error(source.as_ref()),
+        // The stored bytes or the server's keys are at fault, not the request: 500, with a message that says
+        // which (it names a key id and version at most, never key material).
+        ObjectError::Integrity(_) | ObjectError::EncryptionKey(_) => {
+            tracing::error!(error = %message, "s3 request failed");
+            S3Error::with_message(S3ErrorCode::InternalError, message)
+        }
         ObjectError::Internal(_) | ObjectError::Store(_) => internal(&err_chain(&message, None)),
     };
     if let Some(request) = request {

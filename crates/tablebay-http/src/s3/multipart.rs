@@ -50,11 +50,27 @@ pub(crate) async fn create(
         ));
     }
     let checksum = algorithm.map(|a| (a, kind));
+    let encryption = wire::requested_encryption(
+        input.server_side_encryption.as_ref(),
+        input.ssekms_key_id.as_ref(),
+        input.sse_customer_algorithm.as_ref(),
+    )?;
     let upload = catalog
-        .create_upload(ctx.table()?, &key, attributes, checksum, &ctx.principal.arn)
+        .create_upload(
+            ctx.table()?,
+            &key,
+            attributes,
+            checksum,
+            encryption,
+            &ctx.principal.arn,
+        )
         .await
         .map_err(|e| ctx.error(e))?;
+    let (server_side_encryption, ssekms_key_id) =
+        wire::encryption_headers(upload.encryption.as_ref());
     Ok(S3Response::new(dto::CreateMultipartUploadOutput {
+        server_side_encryption,
+        ssekms_key_id,
         bucket: Some(input.bucket),
         key: Some(input.key),
         upload_id: Some(upload.upload_id),
@@ -169,7 +185,11 @@ pub(crate) async fn complete(
         .await
         .map_err(|e| ctx.error(e))?;
     let fields = ChecksumFields::of(info.checksum.as_ref());
+    let (server_side_encryption, ssekms_key_id) =
+        wire::encryption_headers(info.encryption.as_ref());
     Ok(S3Response::new(dto::CompleteMultipartUploadOutput {
+        server_side_encryption,
+        ssekms_key_id,
         bucket: Some(input.bucket.clone()),
         key: Some(input.key.clone()),
         location: Some(format!("/{}/{}", input.bucket, input.key)),

@@ -52,6 +52,11 @@ pub(crate) async fn put_object(
             .map(wire::algorithm_of)
             .transpose()?,
         condition: put_condition(input.if_match.as_ref(), input.if_none_match.as_ref()),
+        encryption: wire::requested_encryption(
+            input.server_side_encryption.as_ref(),
+            input.ssekms_key_id.as_ref(),
+            input.sse_customer_algorithm.as_ref(),
+        )?,
     };
     let body = wire::object_body(
         input.body,
@@ -66,7 +71,11 @@ pub(crate) async fn put_object(
         .await
         .map_err(|e| ctx.error(e))?;
     let fields = ChecksumFields::of(info.checksum.as_ref());
+    let (server_side_encryption, ssekms_key_id) =
+        wire::encryption_headers(info.encryption.as_ref());
     Ok(S3Response::new(dto::PutObjectOutput {
+        server_side_encryption,
+        ssekms_key_id,
         e_tag: Some(wire::etag(&info.etag)),
         checksum_crc32: fields.crc32,
         checksum_crc32c: fields.crc32c,
@@ -153,6 +162,8 @@ pub(crate) async fn get_object(
     let fields = read_checksums(&view, input.checksum_mode.as_ref());
     let info = &view.info;
     let header = |name: &str| info.attributes.headers.get(name).cloned();
+    let (server_side_encryption, ssekms_key_id) =
+        wire::encryption_headers(info.encryption.as_ref());
     Ok(S3Response::new(dto::GetObjectOutput {
         body: Some(StreamingBlob::wrap(SyncBody(std::sync::Mutex::new(stream)))),
         accept_ranges: Some("bytes".to_string()),
@@ -182,6 +193,8 @@ pub(crate) async fn get_object(
         checksum_sha1: fields.sha1,
         checksum_sha256: fields.sha256,
         checksum_type: fields.kind,
+        server_side_encryption,
+        ssekms_key_id,
         ..Default::default()
     }))
 }
@@ -211,6 +224,8 @@ pub(crate) async fn head_object(
     let fields = read_checksums(&view, input.checksum_mode.as_ref());
     let info = &view.info;
     let header = |name: &str| info.attributes.headers.get(name).cloned();
+    let (server_side_encryption, ssekms_key_id) =
+        wire::encryption_headers(info.encryption.as_ref());
     Ok(S3Response::new(dto::HeadObjectOutput {
         accept_ranges: Some("bytes".to_string()),
         content_length: i64::try_from(view.range.end - view.range.start).ok(),
@@ -239,6 +254,8 @@ pub(crate) async fn head_object(
         checksum_sha1: fields.sha1,
         checksum_sha256: fields.sha256,
         checksum_type: fields.kind,
+        server_side_encryption,
+        ssekms_key_id,
         ..Default::default()
     }))
 }
@@ -348,6 +365,11 @@ pub(crate) async fn copy_object(
         }
         .attributes()
     });
+    let requested = wire::requested_encryption(
+        input.server_side_encryption.as_ref(),
+        input.ssekms_key_id.as_ref(),
+        input.sse_customer_algorithm.as_ref(),
+    )?;
     let info: ObjectInfo = catalog
         .copy_object(
             (&source_table, &source_key),
@@ -355,6 +377,7 @@ pub(crate) async fn copy_object(
             &read,
             attributes,
             PutCondition::Always,
+            requested,
         )
         .await
         .map_err(|e| match e {
@@ -363,7 +386,11 @@ pub(crate) async fn copy_object(
             other => ctx.error(other),
         })?;
     let fields = ChecksumFields::of(info.checksum.as_ref());
+    let (server_side_encryption, ssekms_key_id) =
+        wire::encryption_headers(info.encryption.as_ref());
     Ok(S3Response::new(dto::CopyObjectOutput {
+        server_side_encryption,
+        ssekms_key_id,
         copy_object_result: Some(dto::CopyObjectResult {
             e_tag: Some(wire::etag(&info.etag)),
             last_modified: Some(wire::timestamp(info.last_modified)),

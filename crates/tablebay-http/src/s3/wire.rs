@@ -11,8 +11,8 @@ use http::HeaderMap;
 use s3s::dto::{self, ETag, ETagCondition, StreamingBlob, Timestamp, TimestampFormat};
 use s3s::{S3Error, S3ErrorCode, S3Result, TrailingHeaders};
 use tablebay_catalog::{
-    Checksum, ChecksumAlgorithm, ChecksumClaim, ChecksumType, EtagCondition, ObjectAttributes,
-    ObjectBody, Preconditions,
+    Checksum, ChecksumAlgorithm, ChecksumClaim, ChecksumType, Encryption, EtagCondition,
+    ObjectAttributes, ObjectBody, Preconditions, RequestedEncryption, SseAlgorithm,
 };
 
 /// A stored time as an s3s timestamp.
@@ -278,6 +278,58 @@ pub(crate) fn metadata(attributes: &ObjectAttributes) -> Option<dto::Metadata> {
 /// Whether `x-amz-checksum-mode: ENABLED` asks for checksums in the answer.
 pub(crate) fn checksum_mode_enabled(mode: Option<&dto::ChecksumMode>) -> bool {
     mode.is_some_and(|m| m.as_str().eq_ignore_ascii_case(dto::ChecksumMode::ENABLED))
+}
+
+/// The server-side encryption headers of a write: what it asks for (checked against the table's setting by the
+/// catalog). SSE-C (customer-provided keys) is refused: a table's data is encrypted with its own keys.
+pub(crate) fn requested_encryption(
+    algorithm: Option<&dto::ServerSideEncryption>,
+    kms_key_id: Option<&String>,
+    customer_algorithm: Option<&String>,
+) -> S3Result<Option<RequestedEncryption>> {
+    if customer_algorithm.is_some() {
+        return Err(S3Error::with_message(
+            S3ErrorCode::InvalidArgument,
+            "Server-side encryption with customer-provided keys is not supported by table buckets",
+        ));
+    }
+    let Some(algorithm) = algorithm else {
+        return match kms_key_id {
+            None => Ok(None),
+            Some(_) => Err(S3Error::with_message(
+                S3ErrorCode::InvalidArgument,
+                "x-amz-server-side-encryption-aws-kms-key-id requires x-amz-server-side-encryption: aws:kms",
+            )),
+        };
+    };
+    let algorithm: SseAlgorithm = algorithm.as_str().parse().map_err(|_| {
+        S3Error::with_message(
+            S3ErrorCode::InvalidArgument,
+            format!(
+                "The server-side encryption {:?} is not valid (AES256 or aws:kms)",
+                algorithm.as_str()
+            ),
+        )
+    })?;
+    Ok(Some(RequestedEncryption {
+        algorithm,
+        kms_key_id: kms_key_id.cloned(),
+    }))
+}
+
+/// The `x-amz-server-side-encryption` and KMS key id headers of an answer about stored data.
+pub(crate) fn encryption_headers(
+    encryption: Option<&Encryption>,
+) -> (Option<dto::ServerSideEncryption>, Option<String>) {
+    match encryption {
+        None => (None, None),
+        Some(e) => (
+            Some(dto::ServerSideEncryption::from(
+                e.algorithm.as_str().to_string(),
+            )),
+            e.kms_key_arn.clone(),
+        ),
+    }
 }
 
 #[cfg(test)]

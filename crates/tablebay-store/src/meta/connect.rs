@@ -56,6 +56,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "maintenance",
         include_str!("../../migrations/sqlite/0006_maintenance.sql"),
     ),
+    (
+        7,
+        "encryption",
+        include_str!("../../migrations/sqlite/0007_encryption.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -87,6 +92,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         6,
         "maintenance",
         include_str!("../../migrations/postgres/0006_maintenance.sql"),
+    ),
+    (
+        7,
+        "encryption",
+        include_str!("../../migrations/postgres/0007_encryption.sql"),
     ),
 ];
 

@@ -10,6 +10,7 @@ mod buckets;
 mod codec;
 mod connect;
 mod detached_storage;
+mod encryption_keys;
 mod iam;
 mod idempotency;
 mod jobs;
@@ -21,6 +22,7 @@ mod views;
 
 pub use attributes::AttributeKey;
 pub use buckets::BucketRecord;
+pub use encryption_keys::KeyCheck;
 pub use iam::{AccountRecord, CredentialRecord, PrincipalRecord};
 pub use idempotency::IdempotencyRecord;
 pub use jobs::{JobRecord, RunRecord};

@@ -16,6 +16,7 @@ use super::codec::{self, Tx};
 use super::objects::{map_from_json, map_json, size, to_i64};
 use super::{BlobSegment, MetaStore, ObjectRecord, WriteCondition};
 use crate::StoreError;
+use crate::encryption::BlobEncryption;
 
 /// Every column of `multipart_uploads`, in `UploadRecord` order.
 macro_rules! upload_columns {
@@ -28,7 +29,7 @@ macro_rules! upload_columns {
 /// Every column of `multipart_parts`, in `PartRecord` order.
 macro_rules! part_columns {
     () => {
-        "upload_id, part_number, size, etag, checksum_algorithm, checksum_value, blob_key, uploaded_at_ms"
+        "upload_id, part_number, size, etag, checksum_algorithm, checksum_value, blob_key, uploaded_at_ms, encryption"
     };
 }
 
@@ -76,6 +77,8 @@ pub struct PartRecord {
     pub blob_key: String,
     /// When it was uploaded.
     pub uploaded_at: DateTime<Utc>,
+    /// How its blob is encrypted; `None` for a plaintext blob.
+    pub encryption: Option<BlobEncryption>,
 }
 
 /// What completing an upload unlinked: the replaced object's segments and the parts left out of the object.
@@ -143,10 +146,10 @@ impl MetaStore {
         let inserted = sqlx::query(concat!(
             "INSERT INTO multipart_parts (",
             part_columns!(),
-            ") SELECT u.upload_id, $2, $3, $4, $5, $6, $7, $8 FROM multipart_uploads u WHERE u.upload_id = $1 \
+            ") SELECT u.upload_id, $2, $3, $4, $5, $6, $7, $8, $9 FROM multipart_uploads u WHERE u.upload_id = $1 \
              ON CONFLICT (upload_id, part_number) DO UPDATE SET size = excluded.size, etag = excluded.etag, \
                checksum_algorithm = excluded.checksum_algorithm, checksum_value = excluded.checksum_value, \
-               blob_key = excluded.blob_key, uploaded_at_ms = excluded.uploaded_at_ms"
+               blob_key = excluded.blob_key, uploaded_at_ms = excluded.uploaded_at_ms, encryption = excluded.encryption"
         ))
         .bind(part.upload_id.as_str())
         .bind(i64::from(part.part_number))
@@ -156,6 +159,7 @@ impl MetaStore {
         .bind(part.checksum_value.as_deref())
         .bind(part.blob_key.as_str())
         .bind(codec::millis(part.uploaded_at))
+        .bind(part.encryption.as_ref().map(serde_json::to_string).transpose().map_err(|e| StoreError::Corrupt(e.to_string()))?)
         .execute(&mut *tx)
         .await
         .map_err(|e| codec::insert_error(e, || format!("part {}", part.part_number)))?;
@@ -373,5 +377,10 @@ fn part_from_row(row: &AnyRow) -> Result<PartRecord, StoreError> {
         checksum_value: row.try_get("checksum_value")?,
         blob_key: codec::text(row, "blob_key")?,
         uploaded_at: codec::time(row, "uploaded_at_ms")?,
+        encryption: row
+            .try_get::<Option<String>, _>("encryption")?
+            .map(|text| serde_json::from_str(&text))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(format!("part encryption: {e}")))?,
     })
 }

@@ -16,6 +16,7 @@ use uuid::Uuid;
 use super::codec::{self, Tx};
 use super::{Backend, MetaStore};
 use crate::StoreError;
+use crate::encryption::BlobEncryption;
 
 /// Every column of `objects`, in `ObjectRecord` order.
 macro_rules! object_columns {
@@ -30,8 +31,22 @@ macro_rules! object_columns {
 pub struct BlobSegment {
     /// The blob store key.
     pub key: String,
-    /// Its length in bytes.
+    /// Its length in bytes (of plaintext, for an encrypted blob).
     pub size: u64,
+    /// How the blob is encrypted; absent for a plaintext blob (and in rows written before encryption).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<BlobEncryption>,
+}
+
+impl BlobSegment {
+    /// A plaintext blob of `size` bytes at `key`.
+    pub fn plain(key: impl Into<String>, size: u64) -> Self {
+        Self {
+            key: key.into(),
+            size,
+            encryption: None,
+        }
+    }
 }
 
 /// A checksum as stored: algorithm name (`CRC32`, `CRC32C`, `CRC64NVME`, `SHA1`, `SHA256`), base64 value and

@@ -87,6 +87,7 @@ suite!(
     objects::objects_list_ranges,
     objects::multipart_parts_and_complete,
     objects::multipart_abort_list_and_expiry,
+    objects::encryption_records_and_key_checks,
     objects::race_object_overwrites,
     objects::race_part_against_complete,
     iceberg::views_crud,

@@ -29,10 +29,7 @@ fn object(table_id: Uuid, key: &str, blob: &str) -> ObjectRecord {
             kind: "FULL_OBJECT".into(),
         }),
         parts_count: None,
-        blobs: vec![BlobSegment {
-            key: blob.to_owned(),
-            size: 11,
-        }],
+        blobs: vec![BlobSegment::plain(blob.to_owned(), 11)],
         created_at: at(0),
         modified_at: at(0),
     }
@@ -63,6 +60,7 @@ fn part(upload_id: &str, number: u32, blob: &str) -> PartRecord {
         checksum_value: Some("AAAAAA==".into()),
         blob_key: blob.to_owned(),
         uploaded_at: at(6),
+        encryption: None,
     }
 }
 
@@ -137,16 +135,7 @@ pub(crate) async fn objects_put_get_overwrite(env: Env) {
         checksum: None,
         parts_count: Some(2),
         size: 30,
-        blobs: vec![
-            BlobSegment {
-                key: "p1".into(),
-                size: 10,
-            },
-            BlobSegment {
-                key: "p2".into(),
-                size: 20,
-            },
-        ],
+        blobs: vec![BlobSegment::plain("p1", 10), BlobSegment::plain("p2", 20)],
         ..object(t.id, "data/multi", "x")
     };
     store
@@ -289,16 +278,7 @@ pub(crate) async fn multipart_parts_and_complete(env: Env) {
 
     let done = ObjectRecord {
         parts_count: Some(2),
-        blobs: vec![
-            BlobSegment {
-                key: "p1b".into(),
-                size: 5,
-            },
-            BlobSegment {
-                key: "p2".into(),
-                size: 5,
-            },
-        ],
+        blobs: vec![BlobSegment::plain("p1b", 5), BlobSegment::plain("p2", 5)],
         ..object(t.id, "big", "unused")
     };
     // The caller validated a part that has since been replaced: Conflict, nothing changes.
@@ -338,10 +318,7 @@ pub(crate) async fn multipart_parts_and_complete(env: Env) {
     store.insert_upload(&u2).await.unwrap();
     store.put_part(&part(&u2.upload_id, 1, "q1")).await.unwrap();
     let again = ObjectRecord {
-        blobs: vec![BlobSegment {
-            key: "q1".into(),
-            size: 5,
-        }],
+        blobs: vec![BlobSegment::plain("q1", 5)],
         ..done.clone()
     };
     let q = [(1, "q1".to_owned())];
@@ -494,10 +471,7 @@ pub(crate) async fn race_part_against_complete(env: Env) {
             )
         };
         let done = ObjectRecord {
-            blobs: vec![BlobSegment {
-                key: format!("a{round}"),
-                size: 5,
-            }],
+            blobs: vec![BlobSegment::plain(format!("a{round}"), 5)],
             ..object(t.id, "k", "x")
         };
         let completed = store
@@ -524,4 +498,73 @@ pub(crate) async fn race_part_against_complete(env: Env) {
                 .is_empty()
         );
     }
+}
+
+/// Encryption records survive the round trip through object and part rows, and key-check values are recorded
+/// once, then compared.
+pub(crate) async fn encryption_records_and_key_checks(env: Env) {
+    use tablebay_store::encryption::{BlobEncryption, KeyId, KeyVersion, WrappedKey};
+    use tablebay_store::meta::KeyCheck;
+    let store = &env.store;
+    let t = one_table(store, "t").await;
+    let sealed = |version| BlobEncryption {
+        data_key: WrappedKey {
+            key: KeyVersion {
+                id: KeyId::Kms("arn:aws:kms:us-east-1:111122223333:key/k".into()),
+                version,
+            },
+            wrapped: "d3JhcHBlZA==".into(),
+        },
+        nonce_prefix: "0a0b0c0d".into(),
+        chunk_bytes: 65536,
+    };
+    let u = upload(t.id, "k");
+    store.insert_upload(&u).await.unwrap();
+    store
+        .put_part(&PartRecord {
+            encryption: Some(sealed(2)),
+            ..part(&u.upload_id, 1, "p1")
+        })
+        .await
+        .unwrap();
+    let parts = store.list_parts(&u.upload_id, 0, 10).await.unwrap();
+    assert_eq!(parts[0].encryption, Some(sealed(2)));
+    let mut record = object(t.id, "enc", "b1");
+    record.blobs = vec![
+        BlobSegment {
+            key: "b1".into(),
+            size: 11,
+            encryption: Some(sealed(1)),
+        },
+        BlobSegment::plain("b2", 0),
+    ];
+    store
+        .put_object(&record, &WriteCondition::Always)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.object(t.id, "enc").await.unwrap().unwrap().blobs,
+        record.blobs
+    );
+
+    assert_eq!(
+        store.check_key("default", 1, "aaaa").await.unwrap(),
+        KeyCheck::Recorded
+    );
+    assert_eq!(
+        store.check_key("default", 1, "aaaa").await.unwrap(),
+        KeyCheck::Matches
+    );
+    assert_eq!(
+        store.check_key("default", 1, "bbbb").await.unwrap(),
+        KeyCheck::Differs
+    );
+    assert_eq!(
+        store.check_key("default", 2, "bbbb").await.unwrap(),
+        KeyCheck::Recorded
+    );
+    assert_eq!(
+        store.recorded_keys().await.unwrap(),
+        vec![("default".to_string(), 1), ("default".to_string(), 2)]
+    );
 }

@@ -12,6 +12,7 @@
 mod access_control;
 mod compaction;
 mod control_plane;
+mod encryption;
 mod iam;
 mod iceberg_clients_rust;
 mod iceberg_server;

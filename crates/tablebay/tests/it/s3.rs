@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::server::{ACCESS_KEY, REGION, SECRET, TestServer, seg};
 
 /// Creates a bucket, namespace and table through the control plane; returns the table's storage bucket.
-async fn new_table(server: &TestServer, bucket: &str) -> String {
+pub(crate) async fn new_table(server: &TestServer, bucket: &str) -> String {
     let created: Value = server
         .call(Method::PUT, "/buckets", json!({"name": bucket}))
         .await
@@ -60,7 +60,7 @@ async fn new_table(server: &TestServer, bucket: &str) -> String {
 }
 
 /// An S3 request signed for service `s3`; `unsigned_payload` sends `UNSIGNED-PAYLOAD` instead of the hash.
-async fn s3(
+pub(crate) async fn s3(
     server: &TestServer,
     method: Method,
     path: &str,
@@ -69,6 +69,21 @@ async fn s3(
     secret: &str,
     unsigned_payload: bool,
 ) -> reqwest::Response {
+    try_s3(server, method, path, body, extra, secret, unsigned_payload)
+        .await
+        .unwrap()
+}
+
+/// [`s3`], for a request whose answer may be cut off.
+pub(crate) async fn try_s3(
+    server: &TestServer,
+    method: Method,
+    path: &str,
+    body: &[u8],
+    extra: &[(&str, &str)],
+    secret: &str,
+    unsigned_payload: bool,
+) -> reqwest::Result<reqwest::Response> {
     let mut builder = Request::builder()
         .method(method)
         .uri(format!("{}{path}", server.s3_url));
@@ -98,7 +113,7 @@ async fn s3(
         )
         .unwrap();
     }
-    server.send_parts(parts, body).await
+    server.try_send_parts(parts, body).await
 }
 
 /// SigV4 with `UNSIGNED-PAYLOAD` as the canonical payload (the crate's signer always hashes the body).
@@ -159,7 +174,7 @@ fn sign_unsigned_payload(parts: &mut http::request::Parts, secret: &str) {
     parts.headers.insert("authorization", auth.parse().unwrap());
 }
 
-fn error_code(text: &str) -> Option<&str> {
+pub(crate) fn error_code(text: &str) -> Option<&str> {
     let start = text.find("<Code>")? + "<Code>".len();
     let end = text[start..].find("</Code>")? + start;
     Some(&text[start..end])

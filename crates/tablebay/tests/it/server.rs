@@ -23,7 +23,7 @@ pub struct TestServer {
     child: Child,
     pub tables_url: String,
     pub s3_url: String,
-    _data: tempfile::TempDir,
+    data: Option<tempfile::TempDir>,
     pub http: reqwest::Client,
 }
 
@@ -34,7 +34,11 @@ impl TestServer {
     }
 
     pub fn start_with(extra: &[&str]) -> Self {
-        let data = tempfile::tempdir().unwrap();
+        Self::start_in(tempfile::tempdir().unwrap(), extra)
+    }
+
+    /// Starts the binary on an existing data directory (a restart after [`TestServer::stop`]).
+    pub fn start_in(data: tempfile::TempDir, extra: &[&str]) -> Self {
         // TABLEBAY_BIN picks another binary: the shared target dir's may be another worktree's (scripts/build-bin.sh).
         let binary = std::env::var("TABLEBAY_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_tablebay").to_string());
@@ -84,14 +88,9 @@ impl TestServer {
             child,
             tables_url: tables_url.unwrap(),
             s3_url: s3_url.unwrap(),
-            _data: data,
+            data: Some(data),
             http: reqwest::Client::new(),
         }
-    }
-
-    /// The server's data directory (its SQLite database and blobs).
-    pub fn data_dir(&self) -> &std::path::Path {
-        self._data.path()
     }
 
     /// Sends a request to the tables listener signed for `service` with the given secret.
@@ -124,6 +123,15 @@ impl TestServer {
 
     /// Sends already built request parts as they are.
     pub async fn send_parts(&self, parts: http::request::Parts, body: &[u8]) -> reqwest::Response {
+        self.try_send_parts(parts, body).await.unwrap()
+    }
+
+    /// [`TestServer::send_parts`], for a request whose answer may be cut off.
+    pub async fn try_send_parts(
+        &self,
+        parts: http::request::Parts,
+        body: &[u8],
+    ) -> reqwest::Result<reqwest::Response> {
         let mut request = self
             .http
             .request(parts.method, parts.uri.to_string())
@@ -133,7 +141,7 @@ impl TestServer {
                 request = request.header(name, value);
             }
         }
-        request.send().await.unwrap()
+        request.send().await
     }
 
     /// A correctly signed control-plane request (service `s3tables`).
@@ -150,6 +158,20 @@ impl TestServer {
         };
         self.send_signed(method, path_and_query, &bytes, "s3tables", SECRET)
             .await
+    }
+}
+
+impl TestServer {
+    /// The data directory.
+    pub fn data_dir(&self) -> &std::path::Path {
+        self.data.as_ref().unwrap().path()
+    }
+
+    /// Stops the server and hands back its data directory.
+    pub fn stop(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.data.take().unwrap()
     }
 }
 
