@@ -119,6 +119,9 @@ async fn fixture(bucket: &str) -> Fixture {
     .await
     .unwrap();
     let blobs = BlobStore::open(&BlobUrl::Local(data.join("blobs"))).unwrap();
+    // The server's master keys (generated in its data dir): its table files are encrypted with them.
+    let keys = std::fs::read_to_string(data.join("encryption.key")).unwrap();
+    let keys = tablebay_store::encryption::LocalKeys::parse(&keys).unwrap();
     let catalog = Catalog::new(
         meta,
         blobs,
@@ -126,7 +129,8 @@ async fn fixture(bucket: &str) -> Fixture {
             region: REGION.to_string(),
             flavor: tablebay_catalog::ArnFlavor::Aws,
         },
-    );
+    )
+    .with_keys(std::sync::Arc::new(keys));
     let io = table_file_io(&catalog);
     let location = rest
         .load_table(&ident)

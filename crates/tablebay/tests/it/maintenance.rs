@@ -371,6 +371,16 @@ async fn two_instances_share_jobs_and_take_over_a_dead_workers_job() {
     };
     let blobs = tempfile::tempdir().unwrap();
     let blob_dir = blobs.path().to_str().unwrap().to_string();
+    // Instances sharing one metadata store share its master keys (each would otherwise generate its own, and the
+    // second would rightly refuse to start).
+    let keys = tempfile::tempdir().unwrap();
+    let key_file = keys.path().join("encryption.key");
+    std::fs::write(
+        &key_file,
+        "default 1 AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n",
+    )
+    .unwrap();
+    let key_file = key_file.to_str().unwrap().to_string();
     let args = [
         "--arn-flavor",
         "aws",
@@ -378,6 +388,8 @@ async fn two_instances_share_jobs_and_take_over_a_dead_workers_job() {
         &url,
         "--blob-url",
         &blob_dir,
+        "--encryption-key-file",
+        &key_file,
         "--maintenance-workers",
         "2",
         "--maintenance-poll-seconds",
