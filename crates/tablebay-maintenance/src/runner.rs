@@ -45,6 +45,10 @@ pub struct MaintenanceConfig {
     pub backoff: Duration,
     /// The length of a "day" in unreferenced-file removal (shortened for tests).
     pub day: Duration,
+    /// How long a table must have gone without commits before an automatic (not run-now) compaction touches
+    /// it: a row-level writer (merge-on-read DELETE/UPDATE/MERGE) that read files a compaction then replaced
+    /// fails its own commit validation, so compaction waits for a pause in the writes instead.
+    pub compaction_quiet: Duration,
     /// This instance's name in leases and run records.
     pub instance: String,
 }
@@ -58,6 +62,7 @@ impl Default for MaintenanceConfig {
             sweep_interval: Some(Duration::from_secs(3600)),
             backoff: Duration::from_secs(60),
             day: Duration::from_secs(86_400),
+            compaction_quiet: Duration::from_secs(60),
             instance: format!("tablebay-{}", &Uuid::new_v4().simple().to_string()[..8]),
         }
     }
@@ -401,6 +406,18 @@ impl JobRunner {
             MaintenanceJobType::IcebergCompaction => {
                 if !enabled(configured.compaction.status) {
                     return Ok(None);
+                }
+                let last_commit_ms = loaded.metadata.metadata.last_updated_ms();
+                let quiet_ms =
+                    i64::try_from(self.config.compaction_quiet.as_millis()).unwrap_or(i64::MAX);
+                if !explicit && Utc::now().timestamp_millis() - last_commit_ms < quiet_ms {
+                    return Ok(Some(JobOutcome {
+                        backed_off: Some(format!(
+                            "the table was written in the last {} s; compaction waits for a pause",
+                            self.config.compaction_quiet.as_secs()
+                        )),
+                        ..JobOutcome::default()
+                    }));
                 }
                 let settings =
                     EffectiveCompaction::resolve(&configured.compaction.settings, &properties);

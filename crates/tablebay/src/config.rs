@@ -105,6 +105,10 @@ pub struct ServeArgs {
     /// The length of a "day" in unreferenced-file removal, in seconds (default 86400; shorten only for tests).
     #[arg(long, env = "TABLEBAY_MAINTENANCE_DAY_SECONDS")]
     maintenance_day_seconds: Option<f64>,
+    /// Seconds a table must go without commits before automatic compaction rewrites it (default 60; 0 never
+    /// waits). Run-now does not wait.
+    #[arg(long, env = "TABLEBAY_MAINTENANCE_COMPACTION_QUIET_SECONDS")]
+    maintenance_compaction_quiet_seconds: Option<f64>,
     /// File with the master keys of encryption at rest (`<key-id> <version> <base64 key>` per line; see
     /// docs/encryption.md). Default `<data-dir>/encryption.key`, generated on first start.
     #[arg(long, env = "TABLEBAY_ENCRYPTION_KEY_FILE")]
@@ -144,6 +148,7 @@ struct FileConfig {
     maintenance_sweep_seconds: Option<f64>,
     maintenance_backoff_seconds: Option<f64>,
     maintenance_day_seconds: Option<f64>,
+    maintenance_compaction_quiet_seconds: Option<f64>,
     encryption_key_file: Option<PathBuf>,
     encryption_key_env: Option<String>,
 }
@@ -215,6 +220,7 @@ impl Config {
             sweep: args.maintenance_sweep_seconds,
             backoff: args.maintenance_backoff_seconds,
             day: args.maintenance_day_seconds,
+            quiet: args.maintenance_compaction_quiet_seconds,
         };
         let file: FileConfig = match &args.config {
             None => FileConfig::default(),
@@ -371,6 +377,7 @@ struct MaintenanceArgs {
     sweep: Option<f64>,
     backoff: Option<f64>,
     day: Option<f64>,
+    quiet: Option<f64>,
 }
 
 fn args_maintenance(given: &MaintenanceArgs, file: &FileConfig) -> MaintenanceArgs {
@@ -381,6 +388,7 @@ fn args_maintenance(given: &MaintenanceArgs, file: &FileConfig) -> MaintenanceAr
         sweep: given.sweep.or(file.maintenance_sweep_seconds),
         backoff: given.backoff.or(file.maintenance_backoff_seconds),
         day: given.day.or(file.maintenance_day_seconds),
+        quiet: given.quiet.or(file.maintenance_compaction_quiet_seconds),
     }
 }
 
@@ -434,6 +442,15 @@ fn maintenance_config(given: &MaintenanceArgs) -> anyhow::Result<MaintenanceConf
         )?,
         // A day of at most a day: the option exists to shorten periods for tests.
         day: seconds(given.day, defaults.day, "maintenance day", 86_400.0)?,
+        compaction_quiet: match given.quiet {
+            Some(0.0) => Duration::ZERO,
+            other => seconds(
+                other,
+                defaults.compaction_quiet,
+                "compaction quiet period",
+                MAX_MAINTENANCE_PERIOD_SECONDS,
+            )?,
+        },
         instance: defaults.instance,
     })
 }
