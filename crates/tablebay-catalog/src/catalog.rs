@@ -6,7 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tablebay_store::encryption::{KeyProvider, LocalKeys};
+use tablebay_store::encryption::KeyProvider;
 use tablebay_store::meta::AttributeKey;
 use tablebay_store::{BlobStore, MetaStore};
 use uuid::Uuid;
@@ -40,24 +40,24 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// A catalog over the given stores. It encrypts with a throwaway in-memory key until [`Catalog::with_keys`]
-    /// gives it the configured ones (the server always does; tests need not).
-    pub fn new(meta: MetaStore, blobs: BlobStore, config: CatalogConfig) -> Self {
+    /// A catalog over the given stores, encrypting at rest with `keys` (check them with
+    /// [`Catalog::verify_keys`]). The keys are not optional: a catalog that silently used some other key would
+    /// write table files nothing else can read.
+    pub fn new(
+        meta: MetaStore,
+        blobs: BlobStore,
+        config: CatalogConfig,
+        keys: Arc<dyn KeyProvider>,
+    ) -> Self {
         Self {
             meta,
             blobs,
             config: Arc::new(config),
             metadata_cache: MetadataCache::new(),
             commit_observers: CommitObservers::default(),
-            keys: Arc::new(LocalKeys::ephemeral()),
+            keys,
             encryption_cache: new_encryption_cache(),
         }
-    }
-
-    /// The catalog with these master keys for encryption at rest; check them with [`Catalog::verify_keys`].
-    pub fn with_keys(mut self, keys: Arc<dyn KeyProvider>) -> Self {
-        self.keys = keys;
-        self
     }
 
     /// The deployment configuration.

@@ -2,11 +2,9 @@
 //! directory, or its `--meta-url` / `--blob-url`), while that server keeps serving; prints the report as JSON.
 //! Operators and tests use it; scheduled compaction is the maintenance runner's.
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
-use tablebay_catalog::{Catalog, CatalogConfig, TableArn, TableRef};
+use tablebay_catalog::{TableArn, TableRef};
 use tablebay_compaction::{CompactionSettings, Strategy, compact_table};
-use tablebay_store::{BlobStore, MetaStore};
 
 use crate::config::{Config, ServeArgs};
 
@@ -42,24 +40,8 @@ enum StrategyArg {
 pub async fn run(args: CompactArgs) -> anyhow::Result<()> {
     let config = Config::load(args.stores)?;
     crate::serve::init_logging(&config)?;
-    let meta = MetaStore::connect(&config.meta_url)
-        .await
-        .context("opening the metadata store")?;
-    let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
-    // The server's master keys: compaction reads encrypted files and writes its output encrypted with them.
-    let catalog = Catalog::new(
-        meta,
-        blobs,
-        CatalogConfig {
-            region: config.region.clone(),
-            flavor: config.arn_flavor,
-        },
-    )
-    .with_keys(std::sync::Arc::new(config.keys.clone()));
-    catalog
-        .verify_keys()
-        .await
-        .context("checking the encryption keys")?;
+    // The server's stores and master keys: compaction reads encrypted files and writes encrypted output.
+    let (_, catalog) = crate::serve::open_catalog(&config).await?;
     let arn = TableArn::parse(&args.table_arn).map_err(|e| anyhow::anyhow!("{e}"))?;
     let settings = CompactionSettings {
         target_file_size_bytes: args

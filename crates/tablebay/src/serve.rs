@@ -59,7 +59,9 @@ pub fn init_logging(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn run(config: Config) -> anyhow::Result<()> {
+/// Opens the configured stores and the catalog over them with the configured master keys, checked against
+/// the ones the metadata store has seen (`serve` and `compact` open them the same way).
+pub async fn open_catalog(config: &Config) -> anyhow::Result<(MetaStore, Catalog)> {
     let meta = MetaStore::connect(&config.meta_url)
         .await
         .context("opening the metadata store")?;
@@ -71,12 +73,17 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             region: config.region.clone(),
             flavor: config.arn_flavor,
         },
-    )
-    .with_keys(Arc::new(config.keys.clone()));
+        Arc::new(config.keys.clone()),
+    );
     catalog
         .verify_keys()
         .await
         .context("checking the encryption keys")?;
+    Ok((meta, catalog))
+}
+
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let (meta, catalog) = open_catalog(&config).await?;
     let maintenance = JobRunner::new(catalog.clone(), meta.clone(), config.maintenance.clone());
     let iam = Iam::new(
         meta,

@@ -37,6 +37,7 @@ async fn env() -> Env {
             region: "us-east-1".into(),
             flavor: ArnFlavor::Aws,
         },
+        std::sync::Arc::new(tablebay_store::encryption::LocalKeys::ephemeral()),
     );
     let account = AccountId::parse("111122223333").unwrap();
     let new = NewBucket {

@@ -194,6 +194,7 @@ mod tests {
                 region: "us-east-1".into(),
                 flavor: ArnFlavor::Aws,
             },
+            std::sync::Arc::new(tablebay_store::encryption::LocalKeys::ephemeral()),
         );
         let account = AccountId::parse("111122223333").unwrap();
         let bucket = catalog

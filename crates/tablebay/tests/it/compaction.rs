@@ -129,8 +129,8 @@ async fn fixture(bucket: &str) -> Fixture {
             region: REGION.to_string(),
             flavor: tablebay_catalog::ArnFlavor::Aws,
         },
-    )
-    .with_keys(std::sync::Arc::new(keys));
+        std::sync::Arc::new(keys),
+    );
     let io = table_file_io(&catalog);
     let location = rest
         .load_table(&ident)
