@@ -11,8 +11,10 @@ use std::str::FromStr;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
-use md5::Digest as _;
 use sha2_v011 as sha2;
+// md-5 0.10 (assembly core) and sha1/sha2 0.11 implement different versions of the `Digest` trait.
+use md5::Digest as _;
+use sha2::Digest as _;
 
 use crate::ObjectError;
 

@@ -3,7 +3,7 @@
 use tablebay_store::meta::AttributeKey;
 use uuid::Uuid;
 
-use crate::{BucketArn, Catalog, CatalogError, ResourcePolicy, TableRef};
+use crate::{BucketArn, Catalog, CatalogError, ResourcePolicy, TableArn, TableRef};
 
 impl Catalog {
     async fn policy_of(&self, id: Uuid, what: &str) -> Result<ResourcePolicy, CatalogError> {
@@ -48,6 +48,23 @@ impl Catalog {
     pub async fn delete_bucket_policy(&self, bucket: &BucketArn) -> Result<(), CatalogError> {
         let bucket = self.bucket(bucket).await?;
         self.delete_policy_of(bucket.id, "bucket").await
+    }
+
+    /// The policy documents that govern a table — its bucket's and its own, each `None` when unset — read
+    /// together for authorization (stored documents were validated when put); `None` when the table does not lie
+    /// in that bucket.
+    pub async fn table_policy_documents(
+        &self,
+        table: &TableArn,
+    ) -> Result<Option<(Option<String>, Option<String>)>, CatalogError> {
+        Ok(self
+            .meta
+            .table_policies(
+                table.bucket.account.as_str(),
+                table.bucket.name.as_str(),
+                table.table_id,
+            )
+            .await?)
     }
 
     /// The table's policy.

@@ -13,7 +13,7 @@ use std::net::IpAddr;
 
 use chrono::Utc;
 use tablebay_auth::{Principal, PrincipalKind};
-use tablebay_catalog::{AccountId, ArnFlavor, BucketArn, CatalogError, TableArn, TableRef};
+use tablebay_catalog::{AccountId, ArnFlavor, BucketArn, CatalogError, TableArn};
 use tablebay_policy::{
     Action, Caller, Context, Decision, Policies, Policy, PolicyKind, Request, evaluate,
 };
@@ -271,27 +271,27 @@ impl Iam {
 
     /// The resource policies that govern `resource`: the bucket's, and for a table also the table's.
     async fn resource_policies(&self, resource: &Resource) -> Result<Vec<Policy>, IamError> {
-        let mut documents = Vec::new();
+        let mut documents: Vec<String> = Vec::new();
         match resource {
             Resource::Account(_) => {}
             Resource::Bucket(bucket) | Resource::AnyTable(bucket) => {
-                documents.extend(absent_is_none(self.catalog.bucket_policy(bucket).await)?);
+                documents.extend(self.bucket_policy_document(bucket).await?);
             }
-            Resource::Table(table) => {
-                documents.extend(absent_is_none(
-                    self.catalog.bucket_policy(&table.bucket).await,
-                )?);
-                documents.extend(absent_is_none(
-                    self.catalog
-                        .table_policy(&TableRef::Arn(table.clone()))
-                        .await,
-                )?);
-            }
+            Resource::Table(table) => match self.catalog.table_policy_documents(table).await? {
+                Some((bucket, table)) => documents.extend(bucket.into_iter().chain(table)),
+                // Not a live table of the bucket (a dropped table's storage): the bucket's policy alone.
+                None => documents.extend(self.bucket_policy_document(&table.bucket).await?),
+            },
         }
         documents
             .iter()
-            .map(|d| stored_policy(d.as_str(), PolicyKind::Resource))
+            .map(|d| stored_policy(d, PolicyKind::Resource))
             .collect()
+    }
+
+    async fn bucket_policy_document(&self, bucket: &BucketArn) -> Result<Option<String>, IamError> {
+        Ok(absent_is_none(self.catalog.bucket_policy(bucket).await)?
+            .map(|p| p.as_str().to_string()))
     }
 }
 

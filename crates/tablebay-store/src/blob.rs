@@ -1,10 +1,11 @@
 //! The blob store: where table files live. A thin wrapper over `object_store`, so the rest of the server never
 //! sees the backing store's layout or its error types.
 //!
-//! Writes stream through a [`BlobWriter`]: small blobs are collected and written with one atomic `put`, larger
-//! ones go through the store's multipart upload (a staging file renamed into place on local disk, an S3 multipart
-//! upload remotely), so a blob is never visible half-written and memory stays bounded. Reads stream a byte range
-//! in large chunks ([`BlobStore::read`]). Encrypted blobs are written and read through the same writer and
+//! Writes stream through a [`BlobWriter`]: small blobs are collected and written at once (straight to their file
+//! on local disk, with one atomic `put` remotely), larger ones go through the store's multipart upload (a staging
+//! file renamed into place on local disk, an S3 multipart upload remotely), so memory stays bounded. A blob key
+//! is never reused and no row points at a blob before its writer finished, so no reader sees a blob half-written.
+//! Reads stream a byte range in large chunks ([`BlobStore::read`]). Encrypted blobs are written and read through the same writer and
 //! reader ([`BlobStore::sealed_writer`], [`BlobStore::read_sealed`]), in the format of `encryption::chunks`.
 
 use std::ops::Range;
@@ -48,6 +49,8 @@ pub enum BlobUrl {
 pub struct BlobStore {
     inner: Arc<dyn ObjectStore>,
     prefix: object_store::path::Path,
+    /// The directory of a local store, which small writes and all reads use directly (see [`LocalFiles`]).
+    local: Option<LocalFiles>,
 }
 
 impl BlobStore {
@@ -62,6 +65,9 @@ impl BlobStore {
                 Ok(Self {
                     inner: Arc::new(fs),
                     prefix: object_store::path::Path::default(),
+                    local: Some(LocalFiles {
+                        root: Arc::from(dir.as_path()),
+                    }),
                 })
             }
             BlobUrl::S3 {
@@ -91,6 +97,7 @@ impl BlobStore {
                 Ok(Self {
                     inner: Arc::new(s3),
                     prefix: object_store::path::Path::from(prefix.as_str()),
+                    local: None,
                 })
             }
         }
@@ -126,6 +133,7 @@ impl BlobStore {
         BlobWriter {
             inner: Arc::clone(&self.inner),
             path: self.path(key),
+            local: self.local.as_ref().and_then(|local| local.file(key)),
             state: WriterState::default(),
             seal: None,
         }
@@ -157,13 +165,21 @@ impl BlobStore {
         range: Range<u64>,
     ) -> Result<BlobStream, StoreError> {
         let cipher = ChunkCipher::open(keys, encryption).await?;
-        open_range(cipher, plain_size, range, |stored| self.read(key, stored)).await
+        let (store, key) = (self.clone(), key.to_string());
+        open_range(cipher, plain_size, range, move |stored| {
+            let (store, key) = (store.clone(), key.clone());
+            async move { store.read(&key, stored).await }
+        })
+        .await
     }
 
     /// Streams bytes `range` of the blob at `key` (the range must lie inside the blob); `NotFound` if absent.
     pub async fn read(&self, key: &str, range: Range<u64>) -> Result<BlobStream, StoreError> {
         if range.is_empty() {
             return Ok(futures::stream::empty().boxed());
+        }
+        if let Some(path) = self.local.as_ref().and_then(|local| local.file(key)) {
+            return read_file(move || std::fs::File::open(path), range).await;
         }
         let options = GetOptions {
             range: Some(GetRange::Bounded(range.clone())),
@@ -177,7 +193,7 @@ impl BlobStore {
         match result.payload {
             // object_store reads local files 8 KiB per blocking task; large sequential reads want far bigger
             // chunks.
-            GetResultPayload::File(file, _) => Ok(read_file(file, result.range)),
+            GetResultPayload::File(file, _) => read_file(move || Ok(file), result.range).await,
             GetResultPayload::Stream(stream) => Ok(stream.map_err(StoreError::Blob).boxed()),
         }
     }
@@ -224,42 +240,124 @@ pub type BlobStream = BoxStream<'static, Result<Bytes, StoreError>>;
 /// Size of the chunks read from a local file, and of the parts a large blob is written in.
 const CHUNK_BYTES: usize = 8 * 1024 * 1024;
 
-/// Chunks of a local file read on the blocking pool, [`CHUNK_BYTES`] at a time.
-fn read_file(file: std::fs::File, range: Range<u64>) -> BlobStream {
+/// The files of a local store, used without `object_store`'s indirections where they cost: a blob key is never
+/// reused and an object becomes visible only when its row commits, so a new blob is written straight to its
+/// final path (no staging file and rename, the costliest part of a small write); a read opens the file and reads
+/// its first chunk in one blocking call.
+#[derive(Clone, Debug)]
+struct LocalFiles {
+    root: Arc<std::path::Path>,
+}
+
+impl LocalFiles {
+    /// The file of `key`, where `object_store`'s local store keeps it too; `None` for a key with characters that
+    /// store would encode (left to it, so both always agree).
+    fn file(&self, key: &str) -> Option<std::path::PathBuf> {
+        let plain = key.split('/').all(|part| {
+            !part.is_empty()
+                && part != "."
+                && part != ".."
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        });
+        plain.then(|| self.root.join(key))
+    }
+}
+
+/// Writes a new file at `path` from `chunks` (its directory is created if missing); fails if it exists.
+fn write_new_file(path: &std::path::Path, chunks: &[Bytes]) -> std::io::Result<()> {
+    use std::io::Write;
+    let open = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+    };
+    let mut file = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            open()?
+        }
+        other => other?,
+    };
+    let written = chunks.iter().try_for_each(|chunk| file.write_all(chunk));
+    if written.is_err() {
+        // Never referenced by a row; removed now rather than left to unreferenced-file removal.
+        let _ = std::fs::remove_file(path);
+    }
+    written
+}
+
+fn local_error(e: std::io::Error) -> StoreError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        return StoreError::NotFound;
+    }
+    StoreError::Blob(object_store::Error::Generic {
+        store: "LocalFileSystem",
+        source: Box::new(e),
+    })
+}
+
+/// Runs blocking file work on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> Result<T, StoreError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| StoreError::Config(format!("blob file task failed: {e}")))?
+        .map_err(local_error)
+}
+
+/// Reads up to [`CHUNK_BYTES`] of `file` from `offset`, short of `end`.
+fn read_chunk(
+    mut file: std::fs::File,
+    offset: u64,
+    end: u64,
+) -> std::io::Result<(std::fs::File, Vec<u8>)> {
     use std::io::{Read, Seek, SeekFrom};
-    let state = (Some(file), range.start, range.end);
-    futures::stream::try_unfold(state, |(file, offset, end)| async move {
-        let Some(mut file) = file else {
-            return Ok(None);
-        };
+    let want = usize::try_from((end - offset).min(CHUNK_BYTES as u64)).unwrap_or(CHUNK_BYTES);
+    file.seek(SeekFrom::Start(offset))?;
+    let mut buf = Vec::with_capacity(want);
+    (&mut file).take(want as u64).read_to_end(&mut buf)?;
+    Ok((file, buf))
+}
+
+/// Bytes `range` of the local file `open` opens, [`CHUNK_BYTES`] at a time on the blocking pool; the file is
+/// opened with the first chunk, so a missing blob is `NotFound` here, not in the stream.
+async fn read_file(
+    open: impl FnOnce() -> std::io::Result<std::fs::File> + Send + 'static,
+    range: Range<u64>,
+) -> Result<BlobStream, StoreError> {
+    let (start, end) = (range.start, range.end);
+    let (file, first) = blocking(move || read_chunk(open()?, start, end)).await?;
+    let first = checked_chunk(first, start, end)?;
+    let next = start + first.len() as u64;
+    let rest = futures::stream::try_unfold((file, next), move |(file, offset)| async move {
         if offset >= end {
             return Ok(None);
         }
-        let want = usize::try_from((end - offset).min(CHUNK_BYTES as u64)).unwrap_or(CHUNK_BYTES);
-        let (file, chunk) = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
-            file.seek(SeekFrom::Start(offset))?;
-            let mut buf = Vec::with_capacity(want);
-            (&mut file).take(want as u64).read_to_end(&mut buf)?;
-            Ok((file, buf))
-        })
-        .await
-        .map_err(|e| StoreError::Config(format!("blob read task failed: {e}")))?
-        .map_err(|e| {
-            StoreError::Blob(object_store::Error::Generic {
-                store: "LocalFileSystem",
-                source: Box::new(e),
-            })
-        })?;
-        if chunk.is_empty() {
-            // The file is shorter than the row says: fail rather than end the response early without a sign.
-            return Err(StoreError::Corrupt(format!(
-                "blob ends at {offset}, expected {end} bytes"
-            )));
-        }
+        let (file, chunk) = blocking(move || read_chunk(file, offset, end)).await?;
+        let chunk = checked_chunk(chunk, offset, end)?;
         let next = offset + chunk.len() as u64;
-        Ok(Some((Bytes::from(chunk), (Some(file), next, end))))
-    })
-    .boxed()
+        Ok(Some((chunk, (file, next))))
+    });
+    Ok(futures::stream::once(async move { Ok(first) })
+        .chain(rest)
+        .boxed())
+}
+
+/// A chunk read at `offset`; an empty one means the file is shorter than the row says: fail rather than end
+/// the response early without a sign.
+fn checked_chunk(chunk: Vec<u8>, offset: u64, end: u64) -> Result<Bytes, StoreError> {
+    if chunk.is_empty() {
+        return Err(StoreError::Corrupt(format!(
+            "blob ends at {offset}, expected {end} bytes"
+        )));
+    }
+    Ok(Bytes::from(chunk))
 }
 
 /// Writes one new blob from a stream of chunks. Dropping it without [`BlobWriter::finish`] abandons the write:
@@ -267,6 +365,8 @@ fn read_file(file: std::fs::File, range: Range<u64>) -> BlobStream {
 pub struct BlobWriter {
     inner: Arc<dyn ObjectStore>,
     path: object_store::path::Path,
+    /// The blob's file in a local store, written directly when the blob fits in one buffer.
+    local: Option<std::path::PathBuf>,
     state: WriterState,
     /// Set for an encrypted blob: plaintext goes through the sealer, ciphertext to the store.
     seal: Option<(Box<Sealer>, BlobEncryption)>,
@@ -301,11 +401,15 @@ impl BlobWriter {
 
     /// Appends `bytes`; waits when the store is behind, so memory stays bounded.
     pub async fn write(&mut self, bytes: Bytes) -> Result<(), StoreError> {
-        let bytes = match &mut self.seal {
-            Some((sealer, _)) => sealer.push(&bytes)?,
-            None => bytes,
+        let Some((sealer, _)) = &mut self.seal else {
+            return self.write_stored(bytes).await;
         };
-        self.write_stored(bytes).await
+        let mut frames = Vec::new();
+        sealer.push(&bytes, &mut frames)?;
+        for frame in frames {
+            self.write_stored(frame).await?;
+        }
+        Ok(())
     }
 
     /// Appends bytes as stored (ciphertext for an encrypted blob).
@@ -358,26 +462,24 @@ impl BlobWriter {
             let last = sealer.finish()?;
             self.write_stored(last).await?;
         }
-        match self.state {
-            WriterState::Empty => {
-                self.inner
-                    .put(&self.path, PutPayload::default())
-                    .await
-                    .map_err(StoreError::Blob)?;
-                Ok(0)
+        let (chunks, len) = match self.state {
+            WriterState::Empty => (Vec::new(), 0),
+            WriterState::Buffering(chunks, len) => (chunks, len),
+            WriterState::Streaming(upload, written) => {
+                upload.finish().await.map_err(StoreError::Blob)?;
+                return Ok(written);
             }
-            WriterState::Buffering(chunks, len) => {
+        };
+        match self.local {
+            Some(path) => blocking(move || write_new_file(&path, &chunks)).await?,
+            None => {
                 self.inner
                     .put(&self.path, PutPayload::from_iter(chunks))
                     .await
                     .map_err(StoreError::Blob)?;
-                Ok(len as u64)
-            }
-            WriterState::Streaming(upload, written) => {
-                upload.finish().await.map_err(StoreError::Blob)?;
-                Ok(written)
             }
         }
+        Ok(len as u64)
     }
 
     /// Abandons the write, cleaning up what the store started (best effort).

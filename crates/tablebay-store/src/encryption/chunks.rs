@@ -13,7 +13,7 @@ use std::ops::Range;
 // ring's AES-256-GCM (already in the tree through object_store) rather than RustCrypto's: the same cipher and
 // format, several times the throughput on AES-NI/CLMUL/AVX hardware, which is what a large GET costs.
 use bytes::{Bytes, BytesMut};
-use futures::stream::StreamExt;
+use futures::stream::{StreamExt, TryStreamExt};
 use ring::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
 use serde::{Deserialize, Serialize};
 
@@ -138,6 +138,16 @@ impl ChunkCipher {
         Ok(frame.freeze())
     }
 
+    /// Plaintext bytes per chunk.
+    fn chunk_len(&self) -> usize {
+        usize::try_from(self.chunk).unwrap_or(usize::MAX)
+    }
+
+    /// Room for one frame: a chunk and its tag.
+    fn frame_capacity(&self) -> usize {
+        self.chunk_len().saturating_add(TAG_BYTES as usize)
+    }
+
     /// Number of chunks of a blob with `plain` bytes (at least one).
     fn chunks(&self, plain: u64) -> u64 {
         plain.div_ceil(self.chunk).max(1)
@@ -184,7 +194,8 @@ fn truncated(index: u64) -> StoreError {
     ))
 }
 
-/// The encrypting side of a [`crate::BlobWriter`]: buffers up to one chunk and seals full chunks as they fill.
+/// The encrypting side of a [`crate::BlobWriter`]: collects plaintext into the next chunk's own buffer (the one
+/// copy a write makes) and seals it there in place, so a sealed frame leaves as that buffer with no further copy.
 /// A full chunk is sealed only once more bytes follow, because whether it is the last one is bound in it.
 pub(crate) struct Sealer {
     cipher: ChunkCipher,
@@ -195,57 +206,66 @@ pub(crate) struct Sealer {
 impl Sealer {
     pub(crate) fn new(cipher: ChunkCipher) -> Self {
         Self {
-            pending: BytesMut::new(),
+            pending: BytesMut::with_capacity(cipher.frame_capacity()),
             cipher,
             index: 0,
         }
     }
 
-    /// Takes plaintext; returns the ciphertext of the chunks it completed (possibly empty).
-    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<Bytes, StoreError> {
-        let chunk = usize::try_from(self.cipher.chunk).unwrap_or(usize::MAX);
-        self.pending.extend_from_slice(bytes);
-        if self.pending.len() <= chunk {
-            return Ok(Bytes::new());
+    /// Takes plaintext; appends the frames (ciphertext ‖ tag) of the chunks it completed to `frames`.
+    pub(crate) fn push(
+        &mut self,
+        mut bytes: &[u8],
+        frames: &mut Vec<Bytes>,
+    ) -> Result<(), StoreError> {
+        let chunk = self.cipher.chunk_len();
+        while !bytes.is_empty() {
+            if self.pending.len() == chunk {
+                frames.push(self.seal_pending(false)?);
+            }
+            let (head, rest) = bytes.split_at((chunk - self.pending.len()).min(bytes.len()));
+            self.pending.extend_from_slice(head);
+            bytes = rest;
         }
-        let full = (self.pending.len() - 1) / chunk;
-        let mut out = BytesMut::with_capacity(full * (chunk + TAG_BYTES as usize));
-        for _ in 0..full {
-            let piece = self.pending.split_to(chunk);
-            let start = out.len();
-            out.extend_from_slice(&piece);
-            let tag =
-                self.cipher
-                    .seal(self.index, false, out.get_mut(start..).unwrap_or_default())?;
-            out.extend_from_slice(tag.as_ref());
-            self.index += 1;
-        }
-        Ok(out.freeze())
+        Ok(())
     }
 
     /// Seals what is left as the last chunk.
     pub(crate) fn finish(mut self) -> Result<Bytes, StoreError> {
-        let mut last = std::mem::take(&mut self.pending);
-        let tag = self.cipher.seal(self.index, true, &mut last)?;
-        last.extend_from_slice(tag.as_ref());
-        Ok(last.freeze())
+        self.seal_pending(true)
+    }
+
+    fn seal_pending(&mut self, last: bool) -> Result<Bytes, StoreError> {
+        let next = BytesMut::with_capacity(self.cipher.frame_capacity());
+        let mut frame = std::mem::replace(&mut self.pending, next);
+        let tag = self.cipher.seal(self.index, last, &mut frame)?;
+        // Within the capacity reserved for the tag: no reallocation.
+        frame.extend_from_slice(tag.as_ref());
+        self.index += 1;
+        Ok(frame.freeze())
     }
 }
 
 /// The stored bytes to fetch for plaintext `range` of a blob of `plain` bytes, and the first chunk's index.
-fn stored_range(cipher: &ChunkCipher, plain: u64, range: &Range<u64>) -> (Range<u64>, u64) {
+fn stored_range(cipher: &ChunkCipher, plain: u64, chunks: &Range<u64>) -> Range<u64> {
     let frame = cipher.chunk + TAG_BYTES;
-    let first = range.start / cipher.chunk;
-    let last = range.end.saturating_sub(1) / cipher.chunk;
-    let end = ((last + 1) * frame).min(sealed_len(
+    let end = (chunks.end * frame).min(sealed_len(
         plain,
         u32::try_from(cipher.chunk).unwrap_or(u32::MAX),
     ));
-    (first * frame..end, first)
+    chunks.start * frame..end
 }
 
+/// Chunks fetched and opened together: 1 MiB of plaintext, opened on the blocking pool.
+const BATCH_CHUNKS: u64 = 16;
+/// Batches fetched and opened ahead of the one being sent, so that reading, opening and sending overlap and
+/// one large GET keeps more than one core busy. Memory per stream: about (1 + this) × 1 MiB.
+const BATCHES_AHEAD: usize = 2;
+
 /// Plaintext `range` of an encrypted blob of `plain` bytes, read by `fetch(stored range)`: only the chunks
-/// covering the range are read and opened.
+/// covering the range are read and opened, a batch of [`BATCH_CHUNKS`] at a time with [`BATCHES_AHEAD`] batches
+/// in flight. The first batch is read before this returns, so a missing blob or a damaged first chunk is an
+/// error here rather than in the stream.
 pub(crate) async fn open_range<F, Fut>(
     cipher: ChunkCipher,
     plain: u64,
@@ -253,8 +273,8 @@ pub(crate) async fn open_range<F, Fut>(
     fetch: F,
 ) -> Result<BlobStream, StoreError>
 where
-    F: FnOnce(Range<u64>) -> Fut,
-    Fut: std::future::Future<Output = Result<BlobStream, StoreError>>,
+    F: Fn(Range<u64>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<BlobStream, StoreError>> + Send + 'static,
 {
     if range.is_empty() {
         return Ok(futures::stream::empty().boxed());
@@ -264,65 +284,109 @@ where
             "read of {range:?} past the end of a {plain}-byte blob"
         )));
     }
-    let (stored, first) = stored_range(&cipher, plain, &range);
-    let source = fetch(stored).await?;
-    let state = Opening {
+    let first = range.start / cipher.chunk;
+    let end = (range.end - 1) / cipher.chunk + 1;
+    let batches: Vec<Range<u64>> = (first..end)
+        .step_by(usize::try_from(BATCH_CHUNKS).unwrap_or(1))
+        .map(|start| start..(start + BATCH_CHUNKS).min(end))
+        .collect();
+    let opener = std::sync::Arc::new(Opener {
         cipher,
         plain,
         range,
-        index: first,
-        buffer: BytesMut::new(),
-        source,
-        done: false,
+        fetch,
+    });
+    let mut batches = batches.into_iter();
+    let Some(head) = batches.next() else {
+        return Ok(futures::stream::empty().boxed());
     };
-    Ok(futures::stream::try_unfold(state, Opening::next).boxed())
+    let head = std::sync::Arc::clone(&opener).open(head).await?;
+    let rest = futures::stream::iter(batches)
+        .map(move |batch| std::sync::Arc::clone(&opener).open(batch))
+        .buffered(BATCHES_AHEAD);
+    Ok(futures::stream::once(async move { Ok(head) })
+        .chain(rest)
+        .map_ok(|plaintext| futures::stream::iter(plaintext.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed())
 }
 
-struct Opening {
+/// What every batch of one [`open_range`] shares.
+struct Opener<F> {
     cipher: ChunkCipher,
     plain: u64,
     range: Range<u64>,
-    index: u64,
-    buffer: BytesMut,
-    source: BlobStream,
-    done: bool,
+    fetch: F,
 }
 
-impl Opening {
-    /// The next chunk's plaintext, cut to the range.
-    async fn next(mut self) -> Result<Option<(Bytes, Self)>, StoreError> {
-        loop {
-            let start = self.index * self.cipher.chunk;
-            if self.done || start >= self.range.end {
-                return Ok(None);
-            }
-            let frame_len = usize::try_from(self.cipher.frame_len(self.index, self.plain))
-                .map_err(|_| StoreError::Corrupt("chunk larger than memory".to_string()))?;
-            if self.buffer.len() >= frame_len {
-                let frame = self.buffer.split_to(frame_len);
-                let last = self.index + 1 == self.cipher.chunks(self.plain);
-                let mut plain = self.cipher.unseal(self.index, last, frame)?;
-                self.index += 1;
-                // Cut the first and last chunks to the range.
-                let from =
-                    usize::try_from(self.range.start.saturating_sub(start)).unwrap_or(usize::MAX);
-                let to = usize::try_from((self.range.end - start).min(plain.len() as u64))
-                    .unwrap_or(usize::MAX);
-                if from >= to {
-                    return Err(truncated(self.index - 1));
-                }
-                plain.truncate(to);
-                let plain = plain.slice(from..);
-                return Ok(Some((plain, self)));
-            }
-            match self.source.next().await {
-                Some(bytes) => self.buffer.extend_from_slice(&bytes?),
-                None => {
-                    self.done = true;
-                    return Err(truncated(self.index));
-                }
-            }
+impl<F, Fut> Opener<F>
+where
+    F: Fn(Range<u64>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<BlobStream, StoreError>> + Send + 'static,
+{
+    /// Fetches the frames of `chunks` into one buffer and opens them: inline for a single chunk (a small read
+    /// is not worth a thread hand-off), on the blocking pool otherwise. Returns the plaintext cut to the range.
+    async fn open(
+        self: std::sync::Arc<Self>,
+        chunks: Range<u64>,
+    ) -> Result<Vec<Bytes>, StoreError> {
+        let stored = stored_range(&self.cipher, self.plain, &chunks);
+        let want = usize::try_from(stored.end - stored.start)
+            .map_err(|_| StoreError::Corrupt("chunk batch larger than memory".to_string()))?;
+        let mut source = (self.fetch)(stored).await?;
+        let mut buffer = match source.next().await.transpose()? {
+            // A local file arrives as one piece, taken over without a copy.
+            Some(piece) => piece
+                .try_into_mut()
+                .unwrap_or_else(|shared| BytesMut::from(&shared[..])),
+            None => BytesMut::new(),
+        };
+        while let Some(piece) = source.next().await {
+            buffer.extend_from_slice(&piece?);
         }
+        if buffer.len() > want {
+            buffer.truncate(want);
+        }
+        if chunks.end - chunks.start == 1 {
+            self.open_frames(chunks, buffer)
+        } else {
+            tokio::task::spawn_blocking(move || self.open_frames(chunks, buffer))
+                .await
+                .map_err(|e| StoreError::Config(format!("chunk opening task failed: {e}")))?
+        }
+    }
+
+    /// Opens the frames of `chunks` held in `buffer`, in place.
+    fn open_frames(
+        &self,
+        chunks: Range<u64>,
+        mut buffer: BytesMut,
+    ) -> Result<Vec<Bytes>, StoreError> {
+        let cipher = &self.cipher;
+        let last_chunk = cipher.chunks(self.plain) - 1;
+        let mut plaintext =
+            Vec::with_capacity(usize::try_from(chunks.end - chunks.start).unwrap_or(0));
+        for index in chunks {
+            let frame_len = usize::try_from(cipher.frame_len(index, self.plain))
+                .map_err(|_| StoreError::Corrupt("chunk larger than memory".to_string()))?;
+            if buffer.len() < frame_len {
+                return Err(truncated(index));
+            }
+            let frame = buffer.split_to(frame_len);
+            let mut plain = cipher.unseal(index, index == last_chunk, frame)?;
+            // Cut the first and last chunks to the range.
+            let start = index * cipher.chunk;
+            let from =
+                usize::try_from(self.range.start.saturating_sub(start)).unwrap_or(usize::MAX);
+            let to = usize::try_from((self.range.end - start).min(plain.len() as u64))
+                .unwrap_or(usize::MAX);
+            if from >= to {
+                return Err(truncated(index));
+            }
+            plain.truncate(to);
+            plaintext.push(plain.slice(from..));
+        }
+        Ok(plaintext)
     }
 }
 
@@ -335,11 +399,12 @@ mod tests {
     async fn seal_all(keys: &LocalKeys, data: &[u8], piece: usize) -> (Vec<u8>, BlobEncryption) {
         let (cipher, encryption) = ChunkCipher::create(keys, &KeyId::Managed).await.unwrap();
         let mut sealer = Sealer::new(cipher);
-        let mut out = Vec::new();
+        let mut frames = Vec::new();
         for p in data.chunks(piece.max(1)) {
-            out.extend_from_slice(&sealer.push(p).unwrap());
+            sealer.push(p, &mut frames).unwrap();
         }
-        out.extend_from_slice(&sealer.finish().unwrap());
+        frames.push(sealer.finish().unwrap());
+        let out = frames.concat();
         (out, encryption)
     }
 
@@ -352,17 +417,20 @@ mod tests {
     ) -> Result<Vec<u8>, StoreError> {
         let cipher = ChunkCipher::open(keys, enc).await?;
         let stored = Bytes::copy_from_slice(stored);
-        let stream = open_range(cipher, plain, range, |r| async move {
-            let slice = stored.slice(
-                usize::try_from(r.start).unwrap()
-                    ..usize::try_from(r.end).unwrap().min(stored.len()),
-            );
-            // Deliver in awkward pieces, as a network would.
-            let pieces: Vec<Result<Bytes, StoreError>> = slice
-                .chunks(7777)
-                .map(|c| Ok(Bytes::copy_from_slice(c)))
-                .collect();
-            Ok(futures::stream::iter(pieces).boxed())
+        let stream = open_range(cipher, plain, range, move |r| {
+            let stored = stored.clone();
+            async move {
+                let slice = stored.slice(
+                    usize::try_from(r.start).unwrap()
+                        ..usize::try_from(r.end).unwrap().min(stored.len()),
+                );
+                // Deliver in awkward pieces, as a network would.
+                let pieces: Vec<Result<Bytes, StoreError>> = slice
+                    .chunks(7777)
+                    .map(|c| Ok(Bytes::copy_from_slice(c)))
+                    .collect();
+                Ok(futures::stream::iter(pieces).boxed())
+            }
         })
         .await?;
         let chunks: Vec<Bytes> = stream.try_collect().await?;
@@ -373,7 +441,8 @@ mod tests {
     async fn round_trips_and_ranges() {
         let keys = LocalKeys::ephemeral();
         let c = CHUNK_BYTES as usize;
-        for size in [0, 1, c - 1, c, c + 1, 3 * c, 3 * c + 5] {
+        let batch = BATCH_CHUNKS as usize * c;
+        for size in [0, 1, c - 1, c, c + 1, 3 * c, 3 * c + 5, 2 * batch + 5] {
             let data: Vec<u8> = (0..size).map(|i| (i * 31 % 251) as u8).collect();
             let (stored, enc) = seal_all(&keys, &data, 1000).await;
             assert_eq!(
@@ -395,6 +464,9 @@ mod tests {
                 c as u64 - 3..c as u64 + 3,
                 1..n.saturating_sub(1),
                 c as u64..2 * c as u64,
+                // Across the boundary of two batches, and spanning several.
+                batch as u64 - 3..batch as u64 + 3,
+                c as u64 + 1..n.saturating_sub(c as u64),
             ] {
                 if range.start < range.end && range.end <= n {
                     let got = read(&keys, &stored, &enc, n, range.clone()).await.unwrap();

@@ -1,6 +1,7 @@
 //! Per-resource settings kept as JSON text: policies, encryption, maintenance configuration, storage class,
 //! metrics configuration and tags. One generic key-value table so that a new setting needs no migration.
 
+use sqlx::Row;
 use uuid::Uuid;
 
 use super::MetaStore;
@@ -56,6 +57,37 @@ impl MetaStore {
         .fetch_optional(&self.pool)
         .await?;
         row.map(|row| codec::text(&row, "value")).transpose()
+    }
+
+    /// The policy documents of table `table_id` and of its bucket, read together (each `None` when unset), if
+    /// the table lies in bucket `bucket_name` of `account_id`: what every request on a table is authorized
+    /// against, in one indexed read instead of resolving bucket, table and each policy apart.
+    pub async fn table_policies(
+        &self,
+        account_id: &str,
+        bucket_name: &str,
+        table_id: Uuid,
+    ) -> Result<Option<(Option<String>, Option<String>)>, StoreError> {
+        let row = sqlx::query(
+            "SELECT \
+               (SELECT value FROM resource_attributes WHERE resource_id = b.id AND key = $4) AS bucket_policy, \
+               (SELECT value FROM resource_attributes WHERE resource_id = t.id AND key = $4) AS table_policy \
+             FROM tables t JOIN table_buckets b ON b.id = t.bucket_id \
+             WHERE t.id = $1 AND b.account_id = $2 AND b.name = $3",
+        )
+        .bind(table_id.to_string())
+        .bind(account_id)
+        .bind(bucket_name)
+        .bind(AttributeKey::Policy.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| {
+            Ok((
+                row.try_get::<Option<String>, _>("bucket_policy")?,
+                row.try_get::<Option<String>, _>("table_policy")?,
+            ))
+        })
+        .transpose()
     }
 
     /// Sets (inserts or replaces) the attribute.

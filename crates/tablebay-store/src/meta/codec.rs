@@ -54,16 +54,25 @@ impl MetaStore {
     pub(super) async fn begin_write(&self) -> Result<Tx, StoreError> {
         let tx = match self.backend {
             Backend::Sqlite => {
-                let writer = Arc::clone(&self.writer).lock_owned().await;
+                let writer = self.writer_slot().await;
                 let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
                 return Ok(Tx {
                     tx,
-                    _writer: Some(writer),
+                    _writer: writer,
                 });
             }
             Backend::Postgres => self.pool.begin().await?,
         };
         Ok(Tx { tx, _writer: None })
+    }
+
+    /// The in-process writer slot of SQLite (see [`MetaStore::begin_write`]), for a write outside a
+    /// transaction; `None` on Postgres.
+    pub(super) async fn writer_slot(&self) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        match self.backend {
+            Backend::Sqlite => Some(Arc::clone(&self.writer).lock_owned().await),
+            Backend::Postgres => None,
+        }
     }
 }
 

@@ -109,6 +109,9 @@ pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {
         Backend::Sqlite => {
             prepare_sqlite_file(&url).await?;
             options
+                // A ping before every checkout is a round trip to the connection's thread per query; a SQLite
+                // file does not drop connections the way a network server does.
+                .test_before_acquire(false)
                 .after_connect(|conn, _meta| {
                     Box::pin(async move {
                         // sqlx already sets a 5 s timeout and foreign_keys=ON on every SQLite connection; stating
@@ -126,6 +129,11 @@ pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {
                             .execute(&mut *conn)
                             .await?;
                         sqlx::query("PRAGMA foreign_keys = ON")
+                            .execute(&mut *conn)
+                            .await?;
+                        // Every commit empties the other connections' page caches, so with writes going on each
+                        // read re-reads its pages; mapped, they are memory reads instead of a pread each.
+                        sqlx::query("PRAGMA mmap_size = 268435456")
                             .execute(&mut *conn)
                             .await?;
                         Ok(())

@@ -119,6 +119,44 @@ pub struct KeyRange<'a> {
     pub end: Option<&'a str>,
 }
 
+/// Inserts `object` unless its key has a row already; whether it did.
+async fn insert_if_absent<'c, E>(executor: E, object: &ObjectRecord) -> Result<bool, StoreError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
+    let (algorithm, value, kind) = match &object.checksum {
+        Some(c) => (
+            Some(c.algorithm.as_str()),
+            Some(c.value.as_str()),
+            Some(c.kind.as_str()),
+        ),
+        None => (None, None, None),
+    };
+    let inserted = sqlx::query(concat!(
+        "INSERT INTO objects (",
+        object_columns!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+         ON CONFLICT (table_id, key) DO NOTHING"
+    ))
+    .bind(object.table_id.to_string())
+    .bind(object.key.as_str())
+    .bind(to_i64(object.size)?)
+    .bind(object.etag.as_str())
+    .bind(object.content_type.as_deref())
+    .bind(map_json(&object.headers)?)
+    .bind(map_json(&object.user_metadata)?)
+    .bind(algorithm)
+    .bind(value)
+    .bind(kind)
+    .bind(object.parts_count.map(i64::from))
+    .bind(blobs_json(&object.blobs)?)
+    .bind(codec::millis(object.created_at))
+    .bind(codec::millis(object.modified_at))
+    .execute(executor)
+    .await?;
+    Ok(inserted.rows_affected() == 1)
+}
+
 impl MetaStore {
     /// Makes `object` the current row of its key, if `condition` holds (else `PreconditionFailed`), and returns
     /// the segments of the row it replaced (empty if none). One short transaction; no blob I/O inside.
@@ -127,6 +165,24 @@ impl MetaStore {
         object: &ObjectRecord,
         condition: &WriteCondition,
     ) -> Result<Vec<BlobSegment>, StoreError> {
+        // Most writes create their key (every Iceberg file is a new one): then the insert, atomic by itself, is
+        // the whole write, one statement under the writer slot instead of a transaction of four.
+        if !matches!(condition, WriteCondition::IfEtag(_)) {
+            let inserted = {
+                let _writer = self.writer_slot().await;
+                insert_if_absent(&self.pool, object).await?
+            };
+            match (inserted, condition) {
+                (true, _) => return Ok(Vec::new()),
+                (false, WriteCondition::IfAbsent) => {
+                    return Err(StoreError::PreconditionFailed(format!(
+                        "{:?} exists",
+                        object.key
+                    )));
+                }
+                (false, _) => {}
+            }
+        }
         let mut tx = self.begin_write().await?;
         let replaced = self.replace_object_in(&mut tx, object, condition).await?;
         tx.commit().await?;
@@ -186,29 +242,7 @@ impl MetaStore {
                 }
             }
             let Some(row) = current else {
-                let inserted = sqlx::query(concat!(
-                    "INSERT INTO objects (",
-                    object_columns!(),
-                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-                     ON CONFLICT (table_id, key) DO NOTHING"
-                ))
-                .bind(table_id.as_str())
-                .bind(object.key.as_str())
-                .bind(to_i64(object.size)?)
-                .bind(object.etag.as_str())
-                .bind(object.content_type.as_deref())
-                .bind(map_json(&object.headers)?)
-                .bind(map_json(&object.user_metadata)?)
-                .bind(algorithm)
-                .bind(value)
-                .bind(kind)
-                .bind(object.parts_count.map(i64::from))
-                .bind(blobs_json(&object.blobs)?)
-                .bind(codec::millis(object.created_at))
-                .bind(codec::millis(object.modified_at))
-                .execute(&mut **tx)
-                .await?;
-                if inserted.rows_affected() == 1 {
+                if insert_if_absent(&mut **tx, object).await? {
                     return Ok(Vec::new());
                 }
                 continue;
