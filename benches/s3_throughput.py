@@ -302,7 +302,7 @@ def run_wrk(op: str, base_url: str, bucket: str, prefix: str, size: int, keys: i
     script = work / "wrk.lua"
     script.write_text(WRK_SCRIPT)
     env = {**os.environ, "BENCH_PATHS": str(paths), "BENCH_METHOD": op, "BENCH_SIZE": str(size)}
-    out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{max(1, round(seconds))}s", "-s", str(script),
+    out = subprocess.run(["wrk", "-t1", f"-c{clients}", f"-d{max(1, round(seconds))}s", "--timeout", "300s", "-s", str(script),
                           base_url], env=env, capture_output=True, text=True, check=True).stdout
     total = int(re.search(r"(\d+) requests in", out).group(1))
     elapsed = re.search(r"requests in ([\d.]+)(m?s|m)", out)
@@ -466,7 +466,8 @@ def measure(server: Server, args, work: Path, with_plain: bool) -> list[dict]:
                 cpu0 = server.cpu_seconds()
                 if args.loader == "wrk":
                     # GET cycles through the keys PUT completed (all but the last few in flight at its end).
-                    keys = count * clients if op == "PUT" else max(1, cell["PUT"]["objects"] - clients)
+                    keys = (count * clients if op == "PUT"
+                            else max(1, min(count * clients, cell["PUT"]["objects"] - clients)))
                     cell[op] = run_wrk(op, server.s3_url, bucket, prefix, size, keys, clients, args.seconds, work)
                 else:
                     # GET reads back exactly what each client wrote.

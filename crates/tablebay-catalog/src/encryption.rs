@@ -2,7 +2,7 @@
 //! fixed when the table is created (`reference/s3tables-api.md` §4); and what the setting means for the table's
 //! data: which master key encrypts new blobs, what a write may ask for, and the startup check of the keys.
 
-use tablebay_store::encryption::KeyId;
+use tablebay_store::encryption::{BlobEncryption, KeyId};
 use tablebay_store::meta::{AttributeKey, BlobSegment, KeyCheck};
 use uuid::Uuid;
 
@@ -114,14 +114,21 @@ pub(crate) fn key_of(encryption: &Encryption) -> KeyId {
 
 /// The encryption that stored blobs report (from the first encrypted segment; `None` when plaintext).
 pub(crate) fn of_segments(segments: &[BlobSegment]) -> Option<Encryption> {
-    let encryption = segments.iter().find_map(|s| s.encryption.as_ref())?;
-    Some(match encryption.key_id() {
+    segments
+        .iter()
+        .find_map(|s| s.encryption.as_ref())
+        .map(of_blob)
+}
+
+/// The encryption one stored blob reports.
+pub(crate) fn of_blob(encryption: &BlobEncryption) -> Encryption {
+    match encryption.key_id() {
         KeyId::Managed => Encryption::aes256(),
         KeyId::Kms(arn) => Encryption {
             algorithm: SseAlgorithm::AwsKms,
             kms_key_arn: Some(arn.clone()),
         },
-    })
+    }
 }
 
 /// Most tables whose (immutable) encryption setting is kept in memory.

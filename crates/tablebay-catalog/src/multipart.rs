@@ -59,6 +59,8 @@ pub struct Part {
     pub checksum: Option<Checksum>,
     /// When it was uploaded.
     pub last_modified: DateTime<Utc>,
+    /// How its stored bytes are encrypted (UploadPart answers with it, as S3 does).
+    pub encryption: Option<Encryption>,
 }
 
 /// A part as CompleteMultipartUpload lists it.
@@ -587,5 +589,6 @@ fn part_from_record(record: PartRecord) -> Result<Part, ObjectError> {
         etag: record.etag,
         checksum,
         last_modified: record.uploaded_at,
+        encryption: record.encryption.as_ref().map(crate::encryption::of_blob),
     })
 }

@@ -18,7 +18,9 @@ use object_store::{
 };
 
 use crate::StoreError;
-use crate::encryption::{BlobEncryption, ChunkCipher, KeyId, KeyProvider, Sealer, open_range};
+use crate::encryption::{
+    BlobEncryption, ChunkCipher, KeyId, KeyProvider, Sealer, StoredBytes, open_range,
+};
 
 /// Where blobs go: a local directory (default) or an S3-compatible bucket and prefix.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,12 +167,17 @@ impl BlobStore {
         range: Range<u64>,
     ) -> Result<BlobStream, StoreError> {
         let cipher = ChunkCipher::open(keys, encryption).await?;
-        let (store, key) = (self.clone(), key.to_string());
-        open_range(cipher, plain_size, range, move |stored| {
-            let (store, key) = (store.clone(), key.clone());
-            async move { store.read(&key, stored).await }
-        })
-        .await
+        let source = match self.local.as_ref().and_then(|local| local.file(key)) {
+            Some(path) => StoredBytes::File(path),
+            None => {
+                let (store, key) = (self.clone(), key.to_string());
+                StoredBytes::Fetch(Box::new(move |stored| {
+                    let (store, key) = (store.clone(), key.clone());
+                    Box::pin(async move { store.read(&key, stored).await })
+                }))
+            }
+        };
+        open_range(cipher, plain_size, range, source).await
     }
 
     /// Streams bytes `range` of the blob at `key` (the range must lie inside the blob); `NotFound` if absent.

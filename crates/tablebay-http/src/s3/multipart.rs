@@ -120,7 +120,11 @@ pub(crate) async fn upload_part(
         .await
         .map_err(|e| ctx.error(e))?;
     let fields = ChecksumFields::of(part.checksum.as_ref());
+    let (server_side_encryption, ssekms_key_id) =
+        wire::encryption_headers(part.encryption.as_ref());
     Ok(S3Response::new(dto::UploadPartOutput {
+        server_side_encryption,
+        ssekms_key_id,
         e_tag: Some(wire::etag(&part.etag)),
         checksum_crc32: fields.crc32,
         checksum_crc32c: fields.crc32c,

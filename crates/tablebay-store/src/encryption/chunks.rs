@@ -9,10 +9,13 @@
 //! error, never wrong bytes.
 
 use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 // ring's AES-256-GCM (already in the tree through object_store) rather than RustCrypto's: the same cipher and
 // format, several times the throughput on AES-NI/CLMUL/AVX hardware, which is what a large GET costs.
 use bytes::{Bytes, BytesMut};
+use futures::future::BoxFuture;
 use futures::stream::{StreamExt, TryStreamExt};
 use ring::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
 use serde::{Deserialize, Serialize};
@@ -262,20 +265,28 @@ const BATCH_CHUNKS: u64 = 16;
 /// one large GET keeps more than one core busy. Memory per stream: about (1 + this) × 1 MiB.
 const BATCHES_AHEAD: usize = 2;
 
-/// Plaintext `range` of an encrypted blob of `plain` bytes, read by `fetch(stored range)`: only the chunks
-/// covering the range are read and opened, a batch of [`BATCH_CHUNKS`] at a time with [`BATCHES_AHEAD`] batches
-/// in flight. The first batch is read before this returns, so a missing blob or a damaged first chunk is an
-/// error here rather than in the stream.
-pub(crate) async fn open_range<F, Fut>(
+/// Reads a stored byte range of a blob from any store, as a stream.
+pub(crate) type Fetch =
+    Box<dyn Fn(Range<u64>) -> BoxFuture<'static, Result<BlobStream, StoreError>> + Send + Sync>;
+
+/// Where an encrypted blob's stored bytes come from.
+pub(crate) enum StoredBytes {
+    /// A local file: each batch is read and opened in one blocking call, while its bytes are still in cache.
+    File(PathBuf),
+    /// Any store, through a stream.
+    Fetch(Fetch),
+}
+
+/// Plaintext `range` of an encrypted blob of `plain` bytes stored in `source`: only the chunks covering the
+/// range are read and opened, a batch of [`BATCH_CHUNKS`] at a time with [`BATCHES_AHEAD`] batches in flight. The
+/// first batch is read before this returns, so a missing blob or a damaged first chunk is an error here rather
+/// than in the stream.
+pub(crate) async fn open_range(
     cipher: ChunkCipher,
     plain: u64,
     range: Range<u64>,
-    fetch: F,
-) -> Result<BlobStream, StoreError>
-where
-    F: Fn(Range<u64>) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<BlobStream, StoreError>> + Send + 'static,
-{
+    source: StoredBytes,
+) -> Result<BlobStream, StoreError> {
     if range.is_empty() {
         return Ok(futures::stream::empty().boxed());
     }
@@ -290,19 +301,19 @@ where
         .step_by(usize::try_from(BATCH_CHUNKS).unwrap_or(1))
         .map(|start| start..(start + BATCH_CHUNKS).min(end))
         .collect();
-    let opener = std::sync::Arc::new(Opener {
+    let opener = Arc::new(Opener {
         cipher,
         plain,
         range,
-        fetch,
+        source,
     });
     let mut batches = batches.into_iter();
     let Some(head) = batches.next() else {
         return Ok(futures::stream::empty().boxed());
     };
-    let head = std::sync::Arc::clone(&opener).open(head).await?;
+    let head = Arc::clone(&opener).open(head).await?;
     let rest = futures::stream::iter(batches)
-        .map(move |batch| std::sync::Arc::clone(&opener).open(batch))
+        .map(move |batch| Arc::clone(&opener).open(batch))
         .buffered(BATCHES_AHEAD);
     Ok(futures::stream::once(async move { Ok(head) })
         .chain(rest)
@@ -312,30 +323,34 @@ where
 }
 
 /// What every batch of one [`open_range`] shares.
-struct Opener<F> {
+struct Opener {
     cipher: ChunkCipher,
     plain: u64,
     range: Range<u64>,
-    fetch: F,
+    source: StoredBytes,
 }
 
-impl<F, Fut> Opener<F>
-where
-    F: Fn(Range<u64>) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<BlobStream, StoreError>> + Send + 'static,
-{
-    /// Fetches the frames of `chunks` into one buffer and opens them: inline for a single chunk (a small read
-    /// is not worth a thread hand-off), on the blocking pool otherwise. Returns the plaintext cut to the range.
-    async fn open(
-        self: std::sync::Arc<Self>,
-        chunks: Range<u64>,
-    ) -> Result<Vec<Bytes>, StoreError> {
+impl Opener {
+    /// Reads the frames of `chunks` into one buffer and opens them, returning the plaintext cut to the range: on
+    /// the blocking pool (a single chunk from a stream inline: a small read is not worth a thread hand-off).
+    async fn open(self: Arc<Self>, chunks: Range<u64>) -> Result<Vec<Bytes>, StoreError> {
         let stored = stored_range(&self.cipher, self.plain, &chunks);
+        let fetch = match &self.source {
+            StoredBytes::File(path) => {
+                let path = path.clone();
+                return tokio::task::spawn_blocking(move || {
+                    let buffer = read_file_range(&path, &stored)?;
+                    self.open_frames(chunks, buffer)
+                })
+                .await
+                .map_err(|e| StoreError::Config(format!("chunk opening task failed: {e}")))?;
+            }
+            StoredBytes::Fetch(fetch) => fetch,
+        };
         let want = usize::try_from(stored.end - stored.start)
             .map_err(|_| StoreError::Corrupt("chunk batch larger than memory".to_string()))?;
-        let mut source = (self.fetch)(stored).await?;
+        let mut source = fetch(stored).await?;
         let mut buffer = match source.next().await.transpose()? {
-            // A local file arrives as one piece, taken over without a copy.
             Some(piece) => piece
                 .try_into_mut()
                 .unwrap_or_else(|shared| BytesMut::from(&shared[..])),
@@ -344,9 +359,7 @@ where
         while let Some(piece) = source.next().await {
             buffer.extend_from_slice(&piece?);
         }
-        if buffer.len() > want {
-            buffer.truncate(want);
-        }
+        buffer.truncate(want);
         if chunks.end - chunks.start == 1 {
             self.open_frames(chunks, buffer)
         } else {
@@ -390,6 +403,31 @@ where
     }
 }
 
+/// Bytes `range` of the file at `path` (fewer if the file ends first: the opening then reports the truncation).
+fn read_file_range(path: &std::path::Path, range: &Range<u64>) -> Result<BytesMut, StoreError> {
+    use std::os::unix::fs::FileExt;
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => StoreError::NotFound,
+        _ => StoreError::Corrupt(format!("reading {}: {e}", path.display())),
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = usize::try_from(range.end - range.start)
+        .map_err(|_| StoreError::Corrupt("chunk batch larger than memory".to_string()))?;
+    let mut buffer = vec![0u8; len];
+    let mut filled = 0;
+    while filled < len {
+        let at = range.start + filled as u64;
+        match file.read_at(buffer.get_mut(filled..).unwrap_or_default(), at) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io(e)),
+        }
+    }
+    buffer.truncate(filled);
+    Ok(BytesMut::from(Bytes::from(buffer)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,6 +446,8 @@ mod tests {
         (out, encryption)
     }
 
+    /// Reads `range` both from a stream (delivered in awkward pieces, as a network would) and from a local
+    /// file; the two must agree, bytes or error.
     async fn read(
         keys: &LocalKeys,
         stored: &[u8],
@@ -415,24 +455,35 @@ mod tests {
         plain: u64,
         range: Range<u64>,
     ) -> Result<Vec<u8>, StoreError> {
+        let bytes = Bytes::copy_from_slice(stored);
+        let fetch: Fetch = Box::new(move |r: Range<u64>| {
+            let slice = bytes.slice(
+                usize::try_from(r.start).unwrap()..usize::try_from(r.end).unwrap().min(bytes.len()),
+            );
+            let pieces: Vec<Result<Bytes, StoreError>> = slice
+                .chunks(7777)
+                .map(|c| Ok(Bytes::copy_from_slice(c)))
+                .collect();
+            Box::pin(async move { Ok(futures::stream::iter(pieces).boxed()) })
+        });
+        let streamed = read_from(keys, enc, plain, range.clone(), StoredBytes::Fetch(fetch)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blob");
+        std::fs::write(&path, stored).unwrap();
+        let from_file = read_from(keys, enc, plain, range, StoredBytes::File(path)).await;
+        assert_eq!(format!("{streamed:?}"), format!("{from_file:?}"));
+        streamed
+    }
+
+    async fn read_from(
+        keys: &LocalKeys,
+        enc: &BlobEncryption,
+        plain: u64,
+        range: Range<u64>,
+        source: StoredBytes,
+    ) -> Result<Vec<u8>, StoreError> {
         let cipher = ChunkCipher::open(keys, enc).await?;
-        let stored = Bytes::copy_from_slice(stored);
-        let stream = open_range(cipher, plain, range, move |r| {
-            let stored = stored.clone();
-            async move {
-                let slice = stored.slice(
-                    usize::try_from(r.start).unwrap()
-                        ..usize::try_from(r.end).unwrap().min(stored.len()),
-                );
-                // Deliver in awkward pieces, as a network would.
-                let pieces: Vec<Result<Bytes, StoreError>> = slice
-                    .chunks(7777)
-                    .map(|c| Ok(Bytes::copy_from_slice(c)))
-                    .collect();
-                Ok(futures::stream::iter(pieces).boxed())
-            }
-        })
-        .await?;
+        let stream = open_range(cipher, plain, range, source).await?;
         let chunks: Vec<Bytes> = stream.try_collect().await?;
         Ok(chunks.concat())
     }

@@ -7,7 +7,7 @@ mod chunks;
 mod keys;
 
 pub use chunks::{BlobEncryption, CHUNK_BYTES, sealed_len};
-pub(crate) use chunks::{ChunkCipher, Sealer, open_range};
+pub(crate) use chunks::{ChunkCipher, Sealer, StoredBytes, open_range};
 pub use keys::{
     DataKey, KeyError, KeyId, KeyProvider, KeyVersion, LocalKeys, MasterKey, WrappedKey,
 };

@@ -119,11 +119,42 @@ pub struct KeyRange<'a> {
     pub end: Option<&'a str>,
 }
 
-/// Inserts `object` unless its key has a row already; whether it did.
-async fn insert_if_absent<'c, E>(executor: E, object: &ObjectRecord) -> Result<bool, StoreError>
+/// What a write does when the key has a row already.
+#[derive(Clone, Copy)]
+enum OnExisting {
+    /// Nothing.
+    Keep,
+    /// Replace every column but the creation time.
+    Replace,
+}
+
+/// Writes `object` as its key's row, as `on_existing` says when the key has one; whether a row was written.
+async fn write_row<'c, E>(
+    executor: E,
+    object: &ObjectRecord,
+    on_existing: OnExisting,
+) -> Result<bool, StoreError>
 where
     E: sqlx::Executor<'c, Database = sqlx::Any>,
 {
+    let sql = match on_existing {
+        OnExisting::Keep => concat!(
+            "INSERT INTO objects (",
+            object_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+             ON CONFLICT (table_id, key) DO NOTHING"
+        ),
+        OnExisting::Replace => concat!(
+            "INSERT INTO objects (",
+            object_columns!(),
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+             ON CONFLICT (table_id, key) DO UPDATE SET size = excluded.size, etag = excluded.etag, \
+               content_type = excluded.content_type, headers = excluded.headers, \
+               user_metadata = excluded.user_metadata, checksum_algorithm = excluded.checksum_algorithm, \
+               checksum_value = excluded.checksum_value, checksum_type = excluded.checksum_type, \
+               parts_count = excluded.parts_count, blobs = excluded.blobs, modified_at_ms = excluded.modified_at_ms"
+        ),
+    };
     let (algorithm, value, kind) = match &object.checksum {
         Some(c) => (
             Some(c.algorithm.as_str()),
@@ -132,29 +163,24 @@ where
         ),
         None => (None, None, None),
     };
-    let inserted = sqlx::query(concat!(
-        "INSERT INTO objects (",
-        object_columns!(),
-        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-         ON CONFLICT (table_id, key) DO NOTHING"
-    ))
-    .bind(object.table_id.to_string())
-    .bind(object.key.as_str())
-    .bind(to_i64(object.size)?)
-    .bind(object.etag.as_str())
-    .bind(object.content_type.as_deref())
-    .bind(map_json(&object.headers)?)
-    .bind(map_json(&object.user_metadata)?)
-    .bind(algorithm)
-    .bind(value)
-    .bind(kind)
-    .bind(object.parts_count.map(i64::from))
-    .bind(blobs_json(&object.blobs)?)
-    .bind(codec::millis(object.created_at))
-    .bind(codec::millis(object.modified_at))
-    .execute(executor)
-    .await?;
-    Ok(inserted.rows_affected() == 1)
+    let written = sqlx::query(sql)
+        .bind(object.table_id.to_string())
+        .bind(object.key.as_str())
+        .bind(to_i64(object.size)?)
+        .bind(object.etag.as_str())
+        .bind(object.content_type.as_deref())
+        .bind(map_json(&object.headers)?)
+        .bind(map_json(&object.user_metadata)?)
+        .bind(algorithm)
+        .bind(value)
+        .bind(kind)
+        .bind(object.parts_count.map(i64::from))
+        .bind(blobs_json(&object.blobs)?)
+        .bind(codec::millis(object.created_at))
+        .bind(codec::millis(object.modified_at))
+        .execute(executor)
+        .await?;
+    Ok(written.rows_affected() == 1)
 }
 
 impl MetaStore {
@@ -170,7 +196,7 @@ impl MetaStore {
         if !matches!(condition, WriteCondition::IfEtag(_)) {
             let inserted = {
                 let _writer = self.writer_slot().await;
-                insert_if_absent(&self.pool, object).await?
+                write_row(&self.pool, object, OnExisting::Keep).await?
             };
             match (inserted, condition) {
                 (true, _) => return Ok(Vec::new()),
@@ -207,14 +233,6 @@ impl MetaStore {
                 "SELECT etag, blobs FROM objects WHERE table_id = $1 AND key = $2 FOR UPDATE"
             }
         };
-        let (algorithm, value, kind) = match &object.checksum {
-            Some(c) => (
-                Some(c.algorithm.as_str()),
-                Some(c.value.as_str()),
-                Some(c.kind.as_str()),
-            ),
-            None => (None, None, None),
-        };
         loop {
             let current = sqlx::query(select)
                 .bind(table_id.as_str())
@@ -242,33 +260,13 @@ impl MetaStore {
                 }
             }
             let Some(row) = current else {
-                if insert_if_absent(&mut **tx, object).await? {
+                if write_row(&mut **tx, object, OnExisting::Keep).await? {
                     return Ok(Vec::new());
                 }
                 continue;
             };
             let replaced = blobs_from_json(&codec::text(&row, "blobs")?)?;
-            sqlx::query(
-                "UPDATE objects SET size = $3, etag = $4, content_type = $5, headers = $6, user_metadata = $7, \
-                   checksum_algorithm = $8, checksum_value = $9, checksum_type = $10, parts_count = $11, blobs = $12, \
-                   modified_at_ms = $13 \
-                 WHERE table_id = $1 AND key = $2",
-            )
-            .bind(table_id.as_str())
-            .bind(object.key.as_str())
-            .bind(to_i64(object.size)?)
-            .bind(object.etag.as_str())
-            .bind(object.content_type.as_deref())
-            .bind(map_json(&object.headers)?)
-            .bind(map_json(&object.user_metadata)?)
-            .bind(algorithm)
-            .bind(value)
-            .bind(kind)
-            .bind(object.parts_count.map(i64::from))
-            .bind(blobs_json(&object.blobs)?)
-            .bind(codec::millis(object.modified_at))
-            .execute(&mut **tx)
-            .await?;
+            write_row(&mut **tx, object, OnExisting::Replace).await?;
             return Ok(replaced);
         }
     }
