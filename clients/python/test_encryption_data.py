@@ -139,6 +139,7 @@ def test_boto3_sse_headers_on_an_aes256_table(server, aes_bucket):
     mpu = s3.create_multipart_upload(Bucket=bucket, Key="m")
     assert mpu["ServerSideEncryption"] == "AES256"
     part = s3.upload_part(Bucket=bucket, Key="m", UploadId=mpu["UploadId"], PartNumber=1, Body=b"p" * 1000)
+    assert part["ServerSideEncryption"] == "AES256"
     done = s3.complete_multipart_upload(Bucket=bucket, Key="m", UploadId=mpu["UploadId"],
                                         MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
     assert done["ServerSideEncryption"] == "AES256"

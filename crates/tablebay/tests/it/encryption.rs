@@ -159,6 +159,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
         let path = format!("/{bucket}/{key}?partNumber={n}&uploadId={upload_id}");
         let resp = s3(&server, Method::PUT, &path, part, &[], SECRET, false).await;
         assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(sse(&resp).as_deref(), Some("AES256"), "UploadPart answer");
         etags.push(resp.headers()["etag"].to_str().unwrap().to_string());
     }
     let complete = format!(
