@@ -78,6 +78,10 @@ pub enum ObjectError {
     /// not the key the data was written with.
     #[error("The object's encryption key is unavailable: {0}")]
     EncryptionKey(String),
+    /// The KMS key the table's setting names is not configured on this server, so nothing can be written to
+    /// the table (as S3 answers a write whose KMS key does not exist).
+    #[error("Invalid keyId: {0}")]
+    KmsKeyNotFound(String),
     /// Something failed inside the server; the details are logged, not shown.
     #[error("internal error: {0}")]
     Internal(String),
@@ -122,6 +126,7 @@ impl From<ObjectError> for CatalogError {
             }
             ObjectError::AccessDenied(message) => Self::Denied(message),
             ObjectError::Conflict(message) => Self::Conflict(message),
+            ObjectError::KmsKeyNotFound(_) => Self::Invalid(err.to_string()),
             other => Self::Internal(other.to_string()),
         }
     }

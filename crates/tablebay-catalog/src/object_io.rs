@@ -15,7 +15,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
-use tablebay_store::encryption::BlobEncryption;
+use tablebay_store::StoreError;
+use tablebay_store::encryption::{BlobEncryption, KeyId};
 use tablebay_store::meta::{BlobSegment, ObjectRecord, StoredChecksum, WriteCondition};
 use uuid::Uuid;
 
@@ -524,9 +525,17 @@ impl Catalog {
         let mut writer = if cfg!(feature = "unencrypted-bench") {
             self.blobs.writer(&blob_key)
         } else {
+            let key = key_of(&encryption);
             self.blobs
-                .sealed_writer(&blob_key, self.keys.as_ref(), &key_of(&encryption))
-                .await?
+                .sealed_writer(&blob_key, self.keys.as_ref(), &key)
+                .await
+                .map_err(|e| match (e, &key) {
+                    // Wrapping fails only for a key this server does not hold.
+                    (StoreError::Key(message), KeyId::Kms(_)) => {
+                        ObjectError::KmsKeyNotFound(message)
+                    }
+                    (other, _) => other.into(),
+                })?
         };
         let blob_encryption = writer.encryption().cloned();
         let mut hasher = StreamHasher::new(&algorithms);

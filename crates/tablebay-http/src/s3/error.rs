@@ -44,6 +44,16 @@ pub(crate) fn s3_error(err: ObjectError, request: Option<&RequestContext>) -> S3
             tracing::error!(error = %message, "s3 request failed");
             S3Error::with_message(S3ErrorCode::InternalError, message)
         }
+        ObjectError::KmsKeyNotFound(_) => {
+            let mut out = S3Error::with_message(
+                "KMS.NotFoundException"
+                    .parse()
+                    .unwrap_or(S3ErrorCode::InvalidArgument),
+                message,
+            );
+            out.set_status_code(StatusCode::BAD_REQUEST);
+            out
+        }
         ObjectError::Internal(_) | ObjectError::Store(_) => internal(&err_chain(&message, None)),
     };
     if let Some(request) = request {

@@ -261,6 +261,8 @@ fn stored_range(cipher: &ChunkCipher, plain: u64, chunks: &Range<u64>) -> Range<
 
 /// Chunks fetched and opened together: 1 MiB of plaintext, opened on the blocking pool.
 const BATCH_CHUNKS: u64 = 16;
+/// The first batch is smaller (256 KiB), so that sending starts sooner and a 1 MiB read is pipelined too.
+const FIRST_BATCH_CHUNKS: u64 = 4;
 /// Batches fetched and opened ahead of the one being sent, so that reading, opening and sending overlap and
 /// one large GET keeps more than one core busy. Memory per stream: about (1 + this) × 1 MiB.
 const BATCHES_AHEAD: usize = 2;
@@ -278,9 +280,9 @@ pub(crate) enum StoredBytes {
 }
 
 /// Plaintext `range` of an encrypted blob of `plain` bytes stored in `source`: only the chunks covering the
-/// range are read and opened, a batch of [`BATCH_CHUNKS`] at a time with [`BATCHES_AHEAD`] batches in flight. The
-/// first batch is read before this returns, so a missing blob or a damaged first chunk is an error here rather
-/// than in the stream.
+/// range are read and opened, a batch of [`BATCH_CHUNKS`] at a time (the first one smaller) with
+/// [`BATCHES_AHEAD`] batches in flight. The first batch is read before this returns, so a missing blob or a
+/// damaged first chunk is an error here rather than in the stream.
 pub(crate) async fn open_range(
     cipher: ChunkCipher,
     plain: u64,
@@ -297,10 +299,13 @@ pub(crate) async fn open_range(
     }
     let first = range.start / cipher.chunk;
     let end = (range.end - 1) / cipher.chunk + 1;
-    let batches: Vec<Range<u64>> = (first..end)
-        .step_by(usize::try_from(BATCH_CHUNKS).unwrap_or(1))
-        .map(|start| start..(start + BATCH_CHUNKS).min(end))
-        .collect();
+    let mut batches = Vec::new();
+    let (mut start, mut size) = (first, FIRST_BATCH_CHUNKS);
+    while start < end {
+        let stop = (start + size).min(end);
+        batches.push(start..stop);
+        (start, size) = (stop, BATCH_CHUNKS);
+    }
     let opener = Arc::new(Opener {
         cipher,
         plain,
@@ -493,6 +498,7 @@ mod tests {
         let keys = LocalKeys::ephemeral();
         let c = CHUNK_BYTES as usize;
         let batch = BATCH_CHUNKS as usize * c;
+        let first_batch = FIRST_BATCH_CHUNKS as usize * c;
         for size in [0, 1, c - 1, c, c + 1, 3 * c, 3 * c + 5, 2 * batch + 5] {
             let data: Vec<u8> = (0..size).map(|i| (i * 31 % 251) as u8).collect();
             let (stored, enc) = seal_all(&keys, &data, 1000).await;
@@ -515,8 +521,9 @@ mod tests {
                 c as u64 - 3..c as u64 + 3,
                 1..n.saturating_sub(1),
                 c as u64..2 * c as u64,
-                // Across the boundary of two batches, and spanning several.
-                batch as u64 - 3..batch as u64 + 3,
+                // Across the boundaries of batches, and spanning several.
+                first_batch as u64 - 3..first_batch as u64 + 3,
+                (first_batch + batch) as u64 - 3..(first_batch + batch) as u64 + 3,
                 c as u64 + 1..n.saturating_sub(c as u64),
             ] {
                 if range.start < range.end && range.end <= n {

@@ -668,11 +668,20 @@ async fn kms_tables_use_their_key() {
         (StatusCode::BAD_REQUEST, Some("InvalidArgument")),
         "{text}"
     );
-    // A table whose KMS key this server does not hold cannot take data, and says why.
+    // A table whose KMS key this server does not hold cannot take data, and says why, as S3 answers a write
+    // whose KMS key does not exist; nothing is stored.
     let (status, text) = text_of(put(&server, &buckets[1], "a", b"x", &[]).await).await;
-    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{text}");
+    assert_eq!(
+        (status, error_code(&text)),
+        (StatusCode::BAD_REQUEST, Some("KMS.NotFoundException")),
+        "{text}"
+    );
     assert!(
         text.contains(unknown) && text.contains("not configured"),
         "{text}"
+    );
+    assert_eq!(
+        get(&server, &buckets[1], "a", None).await.status(),
+        StatusCode::NOT_FOUND
     );
 }
