@@ -112,6 +112,12 @@ def test_pyiceberg_and_duckdb_on_a_kms_table(server, kms_bucket, tmp_path):
     head = s3.head_object(Bucket=bucket, Key=key)
     assert head["ServerSideEncryption"] == "aws:kms"
     assert head["SSEKMSKeyId"] == KMS_ARN
+    # Every metadata file too, the first one (written by the create) included.
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix="metadata/")["Contents"]
+    metadata_files = [o["Key"] for o in listed if o["Key"].endswith(".metadata.json")]
+    assert any(k.startswith("metadata/00000-") for k in metadata_files), metadata_files
+    for name in metadata_files:
+        assert s3.head_object(Bucket=bucket, Key=name).get("SSEKMSKeyId") == KMS_ARN, name
     put = s3.put_object(Bucket=bucket, Key="extra/x", Body=b"x", ServerSideEncryption="aws:kms",
                         SSEKMSKeyId=KMS_ARN)
     assert (put["ServerSideEncryption"], put["SSEKMSKeyId"]) == ("aws:kms", KMS_ARN)
@@ -144,3 +150,36 @@ def test_boto3_sse_headers_on_an_aes256_table(server, aes_bucket):
                                         MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]})
     assert done["ServerSideEncryption"] == "AES256"
     assert s3.get_object(Bucket=bucket, Key="m", Range="bytes=10-19")["Body"].read() == b"p" * 10
+
+
+def test_a_kms_key_the_server_lacks_is_a_clear_400(server):
+    """A bucket may name any KMS key (as S3 Tables allows before use), but nothing can be written under a key
+    the server does not hold: PyIceberg's create and boto3's PUT get a 400 naming the key, and nothing is
+    stored."""
+    from pyiceberg.exceptions import BadRequestError
+
+    unknown = "arn:aws:kms:us-east-1:111122223333:key/99999999-0000-4000-8000-000000000000"
+    tables = make_client(server.tables_url)
+    arn = tables.create_table_bucket(
+        name=unique("nokey"), encryptionConfiguration={"sseAlgorithm": "aws:kms", "kmsKeyArn": unknown})["arn"]
+    try:
+        catalog = rest_catalog(server, arn)
+        catalog.create_namespace("k")
+        with pytest.raises(BadRequestError) as refused:
+            catalog.create_table(("k", "t"), SCHEMA)
+        assert unknown in str(refused.value) and "not configured" in str(refused.value)
+        assert ("k", "t") not in catalog.list_tables("k")
+        # A table made through the control plane (no metadata written yet) refuses data the same way.
+        tables.create_table(tableBucketARN=arn, namespace="k", name="plain", format="ICEBERG")
+        location = tables.get_table(tableBucketARN=arn, namespace="k", name="plain")["warehouseLocation"]
+        bucket = location.removeprefix("s3://").split("/")[0]
+        s3 = s3_client(server)
+        with pytest.raises(ClientError) as put:
+            s3.put_object(Bucket=bucket, Key="data/x", Body=b"x")
+        assert put.value.response["Error"]["Code"] == "KMS.NotFoundException"
+        assert put.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+        assert unknown in put.value.response["Error"]["Message"]
+        with pytest.raises(ClientError):
+            s3.head_object(Bucket=bucket, Key="data/x")
+    finally:
+        purge_bucket(tables, arn)

@@ -142,8 +142,9 @@ pub(crate) fn new_encryption_cache() -> EncryptionCache {
 }
 
 impl Catalog {
-    /// The encryption new data of the table gets: its setting, or AES256 for storage that has no setting yet
-    /// (a staged create's files, written before the table exists).
+    /// The encryption new data of the table gets: its setting (stored before a create or a staged create writes
+    /// any file), or AES256 for storage that has none (a table registered from storage written before
+    /// encryption at rest).
     pub(crate) async fn data_encryption(&self, table_id: Uuid) -> Result<Encryption, ObjectError> {
         if let Some(hit) = self.encryption_cache.get(&table_id).await {
             return Ok(hit);
@@ -158,7 +159,7 @@ impl Catalog {
                     .await;
                 Ok(encryption)
             }
-            // Not cached: the table's own setting may still be written by its create.
+            // Not cached: a registered table's setting may still be written.
             None => Ok(Encryption::aes256()),
         }
     }

@@ -253,6 +253,10 @@ impl Catalog {
                 Utc::now(),
             )
             .await?;
+        // The files the client writes before the create commits are encrypted as the table will be.
+        let encryption = self.bucket_encryption(&namespace.bucket).await?;
+        self.set_setting(table_id, AttributeKey::Encryption, &encryption)
+            .await?;
         Ok(StagedTable {
             table_id,
             location,

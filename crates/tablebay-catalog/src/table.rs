@@ -149,19 +149,23 @@ impl Catalog {
         }
         let id = Uuid::now_v7();
         let location = warehouse_location(id);
+        let encryption = match new.encryption {
+            Some(encryption) => encryption,
+            None => self.bucket_encryption(bucket).await?,
+        };
+        // Stored before the first metadata file is written, so that file is encrypted as the table's other files
+        // (with its KMS key, for one); removed again if the create fails.
+        self.set_setting(id, AttributeKey::Encryption, &encryption)
+            .await?;
         let metadata_file = match new.definition {
             None => None,
-            Some(definition) => {
-                let metadata = definition.build_metadata(id, &location)?;
-                let file_uri = metadata_file_location(&location, 0);
-                let file = TableLocation::parse(&file_uri).ok_or_else(|| {
-                    CatalogError::Internal(format!("unparsable metadata location {file_uri}"))
-                })?;
-                let json = crate::metadata::metadata_json(&metadata)
-                    .map_err(|e| CatalogError::Internal(e.to_string()))?;
-                self.put_table_file(&file, Bytes::from(json)).await?;
-                Some(file)
-            }
+            Some(definition) => match self.write_first_metadata(id, &location, definition).await {
+                Ok(file) => Some(file),
+                Err(e) => {
+                    self.forget_encryption(id).await;
+                    return Err(e);
+                }
+            },
         };
         let now = Utc::now();
         let record = TableRecord {
@@ -183,6 +187,7 @@ impl Catalog {
             if let Some(file) = &metadata_file {
                 self.discard_table_file(file).await;
             }
+            self.forget_encryption(id).await;
             return Err(match e {
                 StoreError::AlreadyExists(_) => table_exists(),
                 StoreError::NotFound => {
@@ -191,12 +196,6 @@ impl Catalog {
                 other => other.into(),
             });
         }
-        let encryption = match new.encryption {
-            Some(encryption) => encryption,
-            None => self.bucket_encryption(bucket).await?,
-        };
-        self.set_setting(id, AttributeKey::Encryption, &encryption)
-            .await?;
         let storage_class = match new.storage_class {
             Some(class) => class,
             None => self.bucket_storage_class(bucket).await?,
@@ -207,6 +206,36 @@ impl Catalog {
             self.set_setting(id, AttributeKey::Tags, &new.tags).await?;
         }
         Self::table_from_record(bucket, record)
+    }
+
+    /// Writes the first metadata file of a new table (`…/metadata/00000-<uuid>.metadata.json`).
+    async fn write_first_metadata(
+        &self,
+        id: Uuid,
+        location: &str,
+        definition: TableDefinition,
+    ) -> Result<TableLocation, CatalogError> {
+        let metadata = definition.build_metadata(id, location)?;
+        let file_uri = metadata_file_location(location, 0);
+        let file = TableLocation::parse(&file_uri).ok_or_else(|| {
+            CatalogError::Internal(format!("unparsable metadata location {file_uri}"))
+        })?;
+        let json = crate::metadata::metadata_json(&metadata)
+            .map_err(|e| CatalogError::Internal(e.to_string()))?;
+        self.put_table_file(&file, Bytes::from(json)).await?;
+        Ok(file)
+    }
+
+    /// Removes the encryption setting of a table that was not created after all (best effort: an orphan
+    /// setting of an unused id is harmless).
+    async fn forget_encryption(&self, id: Uuid) {
+        if let Err(e) = self
+            .meta
+            .delete_attribute(id, AttributeKey::Encryption)
+            .await
+        {
+            tracing::warn!(error = %e, table = %id, "could not remove the setting of a table not created");
+        }
     }
 
     /// Resolves a table reference.
