@@ -5,8 +5,9 @@
 //! on local disk, with one atomic `put` remotely), larger ones go through the store's multipart upload (a staging
 //! file renamed into place on local disk, an S3 multipart upload remotely), so memory stays bounded. A blob key
 //! is never reused and no row points at a blob before its writer finished, so no reader sees a blob half-written.
-//! Reads stream a byte range in large chunks ([`BlobStore::read`]). Encrypted blobs are written and read through the same writer and
-//! reader ([`BlobStore::sealed_writer`], [`BlobStore::read_sealed`]), in the format of `encryption::chunks`.
+//! Reads stream a byte range in large chunks ([`BlobStore::read`]). Encrypted blobs are written and read through
+//! the same writer and reader ([`BlobStore::sealed_writer`], [`BlobStore::read_sealed`]), in the format of
+//! `encryption::chunks`.
 
 use std::ops::Range;
 use std::sync::Arc;
