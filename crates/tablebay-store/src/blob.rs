@@ -169,7 +169,12 @@ impl BlobStore {
     ) -> Result<BlobStream, StoreError> {
         let cipher = ChunkCipher::open(keys, encryption).await?;
         let source = match self.local.as_ref().and_then(|local| local.file(key)) {
-            Some(path) => StoredBytes::File(path),
+            // A batch of chunks is far below `CHUNK_BYTES`, so one `read_chunk` reads all of it.
+            Some(path) => StoredBytes::Blocking(Arc::new(move |stored: Range<u64>| {
+                let file = std::fs::File::open(&path).map_err(local_error)?;
+                let (_, bytes) = read_chunk(file, stored.start, stored.end).map_err(local_error)?;
+                Ok(bytes)
+            })),
             None => {
                 let (store, key) = (self.clone(), key.to_string());
                 StoredBytes::Fetch(Box::new(move |stored| {

@@ -9,7 +9,6 @@
 //! error, never wrong bytes.
 
 use std::ops::Range;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 // ring's AES-256-GCM (already in the tree through object_store) rather than RustCrypto's: the same cipher and
@@ -271,10 +270,15 @@ const BATCHES_AHEAD: usize = 2;
 pub(crate) type Fetch =
     Box<dyn Fn(Range<u64>) -> BoxFuture<'static, Result<BlobStream, StoreError>> + Send + Sync>;
 
+/// Reads a stored byte range of a blob synchronously (fewer bytes if the blob ends first: opening then reports
+/// the truncation).
+pub(crate) type ReadBlocking = Arc<dyn Fn(Range<u64>) -> Result<Vec<u8>, StoreError> + Send + Sync>;
+
 /// Where an encrypted blob's stored bytes come from.
 pub(crate) enum StoredBytes {
-    /// A local file: each batch is read and opened in one blocking call, while its bytes are still in cache.
-    File(PathBuf),
+    /// A blocking reader (a local file): each batch is read and opened in one blocking call, while its bytes are
+    /// still in cache.
+    Blocking(ReadBlocking),
     /// Any store, through a stream.
     Fetch(Fetch),
 }
@@ -341,10 +345,10 @@ impl Opener {
     async fn open(self: Arc<Self>, chunks: Range<u64>) -> Result<Vec<Bytes>, StoreError> {
         let stored = stored_range(&self.cipher, self.plain, &chunks);
         let fetch = match &self.source {
-            StoredBytes::File(path) => {
-                let path = path.clone();
+            StoredBytes::Blocking(read) => {
+                let read = Arc::clone(read);
                 return tokio::task::spawn_blocking(move || {
-                    let buffer = read_file_range(&path, &stored)?;
+                    let buffer = BytesMut::from(Bytes::from(read(stored)?));
                     self.open_frames(chunks, buffer)
                 })
                 .await
@@ -408,31 +412,6 @@ impl Opener {
     }
 }
 
-/// Bytes `range` of the file at `path` (fewer if the file ends first: the opening then reports the truncation).
-fn read_file_range(path: &std::path::Path, range: &Range<u64>) -> Result<BytesMut, StoreError> {
-    use std::os::unix::fs::FileExt;
-    let io = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::NotFound => StoreError::NotFound,
-        _ => StoreError::Corrupt(format!("reading {}: {e}", path.display())),
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let len = usize::try_from(range.end - range.start)
-        .map_err(|_| StoreError::Corrupt("chunk batch larger than memory".to_string()))?;
-    let mut buffer = vec![0u8; len];
-    let mut filled = 0;
-    while filled < len {
-        let at = range.start + filled as u64;
-        match file.read_at(buffer.get_mut(filled..).unwrap_or_default(), at) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io(e)),
-        }
-    }
-    buffer.truncate(filled);
-    Ok(BytesMut::from(Bytes::from(buffer)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -475,7 +454,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("blob");
         std::fs::write(&path, stored).unwrap();
-        let from_file = read_from(keys, enc, plain, range, StoredBytes::File(path)).await;
+        let read: ReadBlocking = Arc::new(move |r: Range<u64>| {
+            let bytes = std::fs::read(&path).unwrap();
+            let end = usize::try_from(r.end).unwrap().min(bytes.len());
+            Ok(bytes[usize::try_from(r.start).unwrap()..end].to_vec())
+        });
+        let from_file = read_from(keys, enc, plain, range, StoredBytes::Blocking(read)).await;
         assert_eq!(format!("{streamed:?}"), format!("{from_file:?}"));
         streamed
     }
