@@ -11,12 +11,12 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-// ring's AES-256-GCM (already in the tree through object_store) rather than RustCrypto's: the same cipher and
-// format, several times the throughput on AES-NI/CLMUL/AVX hardware, which is what a large GET costs.
+// AWS-LC's AES-256-GCM: the cipher's cost is what an encrypted GET adds, and AWS-LC's AVX-512/VAES code opens a
+// chunk about 1.5x as fast as ring's AVX2 code (and several times RustCrypto's).
+use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
 use bytes::{Bytes, BytesMut};
 use futures::future::BoxFuture;
 use futures::stream::{StreamExt, TryStreamExt};
-use ring::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
 use serde::{Deserialize, Serialize};
 
 use super::keys::{DataKey, KeyId, KeyProvider, WrappedKey};
@@ -122,15 +122,13 @@ impl ChunkCipher {
             .len()
             .checked_sub(TAG_BYTES as usize)
             .ok_or_else(|| truncated(index))?;
-        let stored_tag = frame.split_off(body_len);
-        let tag = Tag::try_from(stored_tag.as_ref()).map_err(|_| truncated(index))?;
+        let tag = frame.split_off(body_len);
         self.cipher
             .open_in_place_separate_tag(
                 Nonce::assume_unique_for_key(self.nonce(index)),
                 Aad::from(aad(index, last)),
-                tag,
+                &tag,
                 frame.as_mut(),
-                0..,
             )
             .map_err(|_| {
                 StoreError::Integrity(format!(

@@ -7,8 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use aes_gcm::aead::{AeadInPlace, KeyInit};
-use aes_gcm::{Aes256Gcm, Nonce};
+use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, UnboundKey};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
@@ -124,8 +123,11 @@ impl MasterKey {
         hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
 
-    fn cipher(&self) -> Aes256Gcm {
-        Aes256Gcm::new(&self.0.into())
+    /// The AES-256-GCM key of version `version` (a 32-byte key is always accepted).
+    fn cipher(&self, version: &KeyVersion) -> Result<LessSafeKey, KeyError> {
+        let key = UnboundKey::new(&AES_256_GCM, &self.0)
+            .map_err(|_| KeyError::WrongKey(version.clone()))?;
+        Ok(LessSafeKey::new(key))
     }
 }
 
@@ -316,12 +318,16 @@ impl KeyProvider for LocalKeys {
         let nonce: [u8; 12] = rand::random();
         let mut buffer = data_key.0.to_vec();
         let tag = master
-            .cipher()
-            .encrypt_in_place_detached(Nonce::from_slice(&nonce), &wrap_aad(&key), &mut buffer)
+            .cipher(&key)?
+            .seal_in_place_separate_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(wrap_aad(&key)),
+                &mut buffer,
+            )
             .map_err(|_| KeyError::WrongKey(key.clone()))?;
         let mut out = nonce.to_vec();
         out.extend_from_slice(&buffer);
-        out.extend_from_slice(&tag);
+        out.extend_from_slice(tag.as_ref());
         Ok(WrappedKey {
             key,
             wrapped: BASE64.encode(out),
@@ -337,15 +343,11 @@ impl KeyProvider for LocalKeys {
         }
         let (nonce, rest) = raw.split_at(12);
         let (body, tag) = rest.split_at(32);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| wrong())?;
         let mut buffer = body.to_vec();
         master
-            .cipher()
-            .decrypt_in_place_detached(
-                Nonce::from_slice(nonce),
-                &wrap_aad(&wrapped.key),
-                &mut buffer,
-                tag.into(),
-            )
+            .cipher(&wrapped.key)?
+            .open_in_place_separate_tag(nonce, Aad::from(wrap_aad(&wrapped.key)), tag, &mut buffer)
             .map_err(|_| wrong())?;
         let key = <[u8; 32]>::try_from(buffer).map_err(|_| wrong())?;
         Ok(DataKey(key))
