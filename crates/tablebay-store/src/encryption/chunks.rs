@@ -16,7 +16,7 @@ use std::sync::Arc;
 use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
 use bytes::{Bytes, BytesMut};
 use futures::future::BoxFuture;
-use futures::stream::{StreamExt, TryStreamExt};
+use futures::stream::StreamExt;
 use serde::{Deserialize, Serialize};
 
 use super::keys::{DataKey, KeyId, KeyProvider, WrappedKey};
@@ -116,26 +116,29 @@ impl ChunkCipher {
             .map_err(|_| StoreError::Integrity("chunk too large to encrypt".to_string()))
     }
 
-    /// Checks and decrypts one stored chunk (ciphertext ‖ tag) in place, leaving the plaintext.
-    fn unseal(&self, index: u64, last: bool, mut frame: BytesMut) -> Result<Bytes, StoreError> {
-        let body_len = frame
-            .len()
-            .checked_sub(TAG_BYTES as usize)
-            .ok_or_else(|| truncated(index))?;
-        let tag = frame.split_off(body_len);
-        self.cipher
-            .open_in_place_separate_tag(
+    /// Checks and decrypts the stored chunk (ciphertext ‖ tag) that starts `shift` bytes into `frame`, leaving
+    /// its plaintext at the start of `frame`; returns the plaintext's length.
+    fn unseal_within(
+        &self,
+        index: u64,
+        last: bool,
+        frame: &mut [u8],
+        shift: usize,
+    ) -> Result<usize, StoreError> {
+        let plain = self
+            .cipher
+            .open_within(
                 Nonce::assume_unique_for_key(self.nonce(index)),
                 Aad::from(aad(index, last)),
-                &tag,
-                frame.as_mut(),
+                frame,
+                shift..,
             )
             .map_err(|_| {
                 StoreError::Integrity(format!(
                     "encrypted chunk {index} failed its integrity check (the stored bytes were altered or damaged)"
                 ))
             })?;
-        Ok(frame.freeze())
+        Ok(plain.len())
     }
 
     /// Plaintext bytes per chunk.
@@ -324,8 +327,6 @@ pub(crate) async fn open_range(
         .buffered(BATCHES_AHEAD);
     Ok(futures::stream::once(async move { Ok(head) })
         .chain(rest)
-        .map_ok(|plaintext| futures::stream::iter(plaintext.into_iter().map(Ok)))
-        .try_flatten()
         .boxed())
 }
 
@@ -340,7 +341,7 @@ struct Opener {
 impl Opener {
     /// Reads the frames of `chunks` into one buffer and opens them, returning the plaintext cut to the range: on
     /// the blocking pool (a single chunk from a stream inline: a small read is not worth a thread hand-off).
-    async fn open(self: Arc<Self>, chunks: Range<u64>) -> Result<Vec<Bytes>, StoreError> {
+    async fn open(self: Arc<Self>, chunks: Range<u64>) -> Result<Bytes, StoreError> {
         let stored = stored_range(&self.cipher, self.plain, &chunks);
         let fetch = match &self.source {
             StoredBytes::Blocking(read) => {
@@ -376,37 +377,31 @@ impl Opener {
         }
     }
 
-    /// Opens the frames of `chunks` held in `buffer`, in place.
-    fn open_frames(
-        &self,
-        chunks: Range<u64>,
-        mut buffer: BytesMut,
-    ) -> Result<Vec<Bytes>, StoreError> {
+    /// Opens the frames of `chunks` held in `buffer` in place, each chunk's plaintext moved up against the one
+    /// before it (past the tags), so the batch's plaintext leaves as one piece cut to the range: one body frame
+    /// per batch rather than per chunk, which is fewer socket writes for the response.
+    fn open_frames(&self, chunks: Range<u64>, mut buffer: BytesMut) -> Result<Bytes, StoreError> {
         let cipher = &self.cipher;
         let last_chunk = cipher.chunks(self.plain) - 1;
-        let mut plaintext =
-            Vec::with_capacity(usize::try_from(chunks.end - chunks.start).unwrap_or(0));
-        for index in chunks {
+        let (mut stored, mut plain) = (0usize, 0usize);
+        for index in chunks.clone() {
             let frame_len = usize::try_from(cipher.frame_len(index, self.plain))
                 .map_err(|_| StoreError::Corrupt("chunk larger than memory".to_string()))?;
-            if buffer.len() < frame_len {
-                return Err(truncated(index));
-            }
-            let frame = buffer.split_to(frame_len);
-            let mut plain = cipher.unseal(index, index == last_chunk, frame)?;
-            // Cut the first and last chunks to the range.
-            let start = index * cipher.chunk;
-            let from =
-                usize::try_from(self.range.start.saturating_sub(start)).unwrap_or(usize::MAX);
-            let to = usize::try_from((self.range.end - start).min(plain.len() as u64))
-                .unwrap_or(usize::MAX);
-            if from >= to {
-                return Err(truncated(index));
-            }
-            plain.truncate(to);
-            plaintext.push(plain.slice(from..));
+            let frame = buffer
+                .get_mut(plain..stored + frame_len)
+                .ok_or_else(|| truncated(index))?;
+            plain += cipher.unseal_within(index, index == last_chunk, frame, stored - plain)?;
+            stored += frame_len;
         }
-        Ok(plaintext)
+        // Cut the first and last chunks to the range.
+        let start = chunks.start * cipher.chunk;
+        let from = usize::try_from(self.range.start.saturating_sub(start)).unwrap_or(usize::MAX);
+        let to = usize::try_from((self.range.end - start).min(plain as u64)).unwrap_or(usize::MAX);
+        if from >= to {
+            return Err(truncated(chunks.end - 1));
+        }
+        buffer.truncate(to);
+        Ok(buffer.freeze().slice(from..))
     }
 }
 
