@@ -39,6 +39,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -368,6 +369,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller budgets (a smoke run)")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--compare-bin", type=Path, help="a second tablebay binary to measure in the same run")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="with --compare-bin: measure both binaries this many times, alternating A B, B A, A B, ... "
+                         "(a fresh server each time) and compare the medians (default: 1)")
     ap.add_argument("--sizes", nargs="+", choices=["4k", "1m", "64m"], default=["4k", "1m", "64m"],
                     help="object sizes to measure (default: all three)")
     ap.add_argument("--clients", nargs="+", type=int, default=CLIENTS, help="concurrent clients (default: 1 16)")
@@ -387,15 +391,21 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="run-", dir=args.workdir))
     server = Server(binary, work)
     rows = []
-    compared = []
+    # One (A rows, B rows) pair per round; the first A is the run the main table shows.
+    rounds: list[tuple[list[dict], list[dict]]] = []
     try:
         rows = measure(server, args, work, with_plain=True)
         if args.compare_bin:
-            other = Server(args.compare_bin, work, label="compare")
-            try:
-                compared = measure(other, args, work, with_plain=False)
-            finally:
-                other.stop()
+            rounds.append((rows, measure_fresh(args.compare_bin, args, work, "compare-1")))
+            for n in range(2, args.rounds + 1):
+                # Alternate the order (A B, B A, A B, ...) so a drift of the machine's speed affects both alike.
+                if n % 2 == 0:
+                    b_rows = measure_fresh(args.compare_bin, args, work, f"compare-{n}")
+                    a_rows = measure_fresh(binary, args, work, f"tablebay-{n}")
+                else:
+                    a_rows = measure_fresh(binary, args, work, f"tablebay-{n}")
+                    b_rows = measure_fresh(args.compare_bin, args, work, f"compare-{n}")
+                rounds.append((a_rows, b_rows))
         cp_mibs = cp_baseline(work, 64 * MIB, 4 if args.quick else 16)
     finally:
         server.stop()
@@ -441,10 +451,11 @@ def main() -> int:
         print(f"target: 4 KiB PUT >= 2000 objects/s (16 clients): {small_rate:.0f} -> "
               f"{'met' if small_rate >= 2000 else 'NOT met'}")
     print(f"(bytes on disk at the end of the run, before cleanup: {data_bytes / MIB:.0f} MiB)")
-    if compared:
-        print_comparison(binary, args.compare_bin, rows, compared)
+    if rounds:
+        print_comparison(binary, args.compare_bin, rounds)
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "compare_rows": compared, "cp_64mib_mibs": cp_mibs}, indent=2))
+        args.json.write_text(json.dumps({"rows": rows, "rounds": [{"A": a, "B": b} for a, b in rounds],
+                                         "cp_64mib_mibs": cp_mibs}, indent=2))
     return 0
 
 
@@ -487,27 +498,49 @@ def measure(server: Server, args, work: Path, with_plain: bool) -> list[dict]:
     return rows
 
 
-def print_comparison(binary: Path, other: Path, rows: list[dict], compared: list[dict]) -> None:
-    """The same cells of two binaries side by side: MiB/s (objects/s for 4 KiB) and the change."""
+def measure_fresh(binary: Path, args, work: Path, label: str) -> list[dict]:
+    """Every cell against a fresh server of `binary`, whose data dir is deleted afterwards."""
+    server = Server(binary, work, label=label)
+    try:
+        return measure(server, args, work, with_plain=False)
+    finally:
+        server.stop()
+        shutil.rmtree(server.data, ignore_errors=True)
+
+
+def print_comparison(binary: Path, other: Path, rounds: list[tuple[list[dict], list[dict]]]) -> None:
+    """The same cells of two binaries side by side: the median over the rounds of MiB/s (objects/s for 4 KiB),
+    the change between the medians, the spread of the per-round changes, and the server's CPU per MiB."""
     print()
-    print(f"side by side, same run: A = {binary}, B = {other} (--compare-bin); A/B - 1 is A's change")
-    header = (f"{'size':>7} {'clients':>7} | {'PUT A':>9} {'PUT B':>9} {'A vs B':>7} | {'GET A':>9} {'GET B':>9}"
-              f" {'A vs B':>7} | unit")
+    print(f"side by side, same run: A = {binary}, B = {other} (--compare-bin), median of {len(rounds)} "
+          f"round(s); A/B - 1 is A's change; range: the lowest and highest change of one round; "
+          f"ms/MiB: the server's CPU time per MiB moved")
+    header = (f"{'size':>7} {'clients':>7} | {'PUT A':>9} {'PUT B':>9} {'A vs B':>7} {'range':>11} | {'GET A':>9}"
+              f" {'GET B':>9} {'A vs B':>7} {'range':>11} | {'GET ms/MiB A':>12} {'B':>5} | unit")
     print(header)
     print("-" * len(header))
-    for a, b in zip(rows, compared):
-        small = a["size"] < MIB
+    for i, first in enumerate(rounds[0][0]):
+        small = first["size"] < MIB
 
         def rate(x):
             secs = max(x["seconds"], 1e-9)
             return x["objects"] / secs if small else x["bytes"] / MIB / secs
 
-        line = f"{human(a['size']):>7} {a['clients']:>7}"
+        def cpu_per_mib(x):
+            return x["server_cpu"] * 1000 / (x["bytes"] / MIB) if x["bytes"] else float("nan")
+
+        line = f"{human(first['size']):>7} {first['clients']:>7}"
         for op in ("PUT", "GET"):
-            ra, rb = rate(a[op]), rate(b[op])
-            change = f"{ra / rb - 1:+.0%}" if rb else "n/a"
-            line += f" | {ra:>9.1f} {rb:>9.1f} {change:>7}"
-        print(line + f" | {'obj/s' if small else 'MiB/s'}")
+            a = [rate(r[0][i][op]) for r in rounds]
+            b = [rate(r[1][i][op]) for r in rounds]
+            ma, mb = statistics.median(a), statistics.median(b)
+            change = f"{ma / mb - 1:+.0%}" if mb else "n/a"
+            per_round = [x / y - 1 for x, y in zip(a, b) if y]
+            spread = f"{min(per_round):+.0%}..{max(per_round):+.0%}" if len(per_round) > 1 else ""
+            line += f" | {ma:>9.1f} {mb:>9.1f} {change:>7} {spread:>11}"
+        cpu_a = statistics.median(cpu_per_mib(r[0][i]["GET"]) for r in rounds)
+        cpu_b = statistics.median(cpu_per_mib(r[1][i]["GET"]) for r in rounds)
+        print(line + f" | {cpu_a:>12.2f} {cpu_b:>5.2f} | {'obj/s' if small else 'MiB/s'}")
 
 
 if __name__ == "__main__":

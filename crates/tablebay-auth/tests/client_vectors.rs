@@ -35,7 +35,11 @@ struct Fixture {
 }
 
 fn load() -> Vec<Fixture> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/sigv4");
+    // The directory `cargo test` runs us from, not the one we were compiled in: a shared target dir may hold a
+    // test binary another clone compiled, whose compile-time path is gone.
+    let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    let dir = crate_dir.join("testdata/sigv4");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
