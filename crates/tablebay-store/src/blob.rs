@@ -169,12 +169,20 @@ impl BlobStore {
     ) -> Result<BlobStream, StoreError> {
         let cipher = ChunkCipher::open(keys, encryption).await?;
         let source = match self.local.as_ref().and_then(|local| local.file(key)) {
-            // A batch of chunks is far below `CHUNK_BYTES`, so one `read_chunk` reads all of it.
-            Some(path) => StoredBytes::Blocking(Arc::new(move |stored: Range<u64>| {
-                let file = std::fs::File::open(&path).map_err(local_error)?;
-                let (_, bytes) = read_chunk(file, stored.start, stored.end).map_err(local_error)?;
-                Ok(bytes)
-            })),
+            // One open file serves every batch of the read (opened by the first): fewer opens, and a blob
+            // removed while it is read (the old file of an overwritten key) still reads to its end. A batch of
+            // chunks is far below `CHUNK_BYTES`, so one `read_chunk` reads all of it.
+            Some(path) => {
+                let file = Arc::new(std::sync::Mutex::new(None::<std::fs::File>));
+                StoredBytes::Blocking(Arc::new(move |stored: Range<u64>| {
+                    let mut file = file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let file = match file.as_mut() {
+                        Some(file) => file,
+                        None => file.insert(std::fs::File::open(&path).map_err(local_error)?),
+                    };
+                    read_chunk(file, stored.start, stored.end).map_err(local_error)
+                }))
+            }
             None => {
                 let (store, key) = (self.clone(), key.to_string());
                 StoredBytes::Fetch(Box::new(move |stored| {
@@ -325,17 +333,13 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Reads up to [`CHUNK_BYTES`] of `file` from `offset`, short of `end`.
-fn read_chunk(
-    mut file: std::fs::File,
-    offset: u64,
-    end: u64,
-) -> std::io::Result<(std::fs::File, Vec<u8>)> {
+fn read_chunk(file: &mut std::fs::File, offset: u64, end: u64) -> std::io::Result<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     let want = usize::try_from((end - offset).min(CHUNK_BYTES as u64)).unwrap_or(CHUNK_BYTES);
     file.seek(SeekFrom::Start(offset))?;
     let mut buf = Vec::with_capacity(want);
-    (&mut file).take(want as u64).read_to_end(&mut buf)?;
-    Ok((file, buf))
+    file.take(want as u64).read_to_end(&mut buf)?;
+    Ok(buf)
 }
 
 /// Bytes `range` of the local file `open` opens, [`CHUNK_BYTES`] at a time on the blocking pool; the file is
@@ -345,14 +349,24 @@ async fn read_file(
     range: Range<u64>,
 ) -> Result<BlobStream, StoreError> {
     let (start, end) = (range.start, range.end);
-    let (file, first) = blocking(move || read_chunk(open()?, start, end)).await?;
+    let (file, first) = blocking(move || {
+        let mut file = open()?;
+        let first = read_chunk(&mut file, start, end)?;
+        Ok((file, first))
+    })
+    .await?;
     let first = checked_chunk(first, start, end)?;
     let next = start + first.len() as u64;
     let rest = futures::stream::try_unfold((file, next), move |(file, offset)| async move {
         if offset >= end {
             return Ok(None);
         }
-        let (file, chunk) = blocking(move || read_chunk(file, offset, end)).await?;
+        let (file, chunk) = blocking(move || {
+            let mut file = file;
+            let chunk = read_chunk(&mut file, offset, end)?;
+            Ok((file, chunk))
+        })
+        .await?;
         let chunk = checked_chunk(chunk, offset, end)?;
         let next = offset + chunk.len() as u64;
         Ok(Some((chunk, (file, next))))
@@ -502,5 +516,41 @@ impl BlobWriter {
         {
             tracing::debug!(error = %e, "could not abort a blob upload");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encryption::LocalKeys;
+
+    /// A local encrypted read keeps the file its first batch opened: the blob's removal part-way (an
+    /// overwritten key's old file, once its grace period is over) does not cut a slow reader short.
+    #[tokio::test]
+    async fn a_local_sealed_read_outlives_the_removal_of_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = BlobStore::open(&BlobUrl::Local(dir.path().to_path_buf())).unwrap();
+        let keys = LocalKeys::ephemeral();
+        let data: Vec<u8> = (0..5 * 1024 * 1024 + 7).map(|i| (i % 251) as u8).collect();
+        let mut writer = store
+            .sealed_writer("t/blob", &keys, &KeyId::Managed)
+            .await
+            .unwrap();
+        let encryption = writer.encryption().unwrap().clone();
+        writer.write(Bytes::from(data.clone())).await.unwrap();
+        writer.finish().await.unwrap();
+
+        let plain = data.len() as u64;
+        let mut stream = store
+            .read_sealed("t/blob", &encryption, &keys, plain, 0..plain)
+            .await
+            .unwrap();
+        let mut read = stream.next().await.unwrap().unwrap().to_vec();
+        store.delete("t/blob").await.unwrap();
+        assert!(!dir.path().join("t/blob").exists());
+        while let Some(piece) = stream.next().await {
+            read.extend_from_slice(&piece.unwrap());
+        }
+        assert_eq!(read, data);
     }
 }
