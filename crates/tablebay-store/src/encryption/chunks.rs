@@ -12,7 +12,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 // AWS-LC's AES-256-GCM: the cipher's cost is what an encrypted GET adds, and AWS-LC's AVX-512/VAES code opens a
-// chunk about 1.5x as fast as ring's AVX2 code (and several times RustCrypto's).
+// chunk about 1.4x as fast as ring's AVX2 code (and several times RustCrypto's).
 use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, Nonce, Tag, UnboundKey};
 use bytes::{Bytes, BytesMut};
 use futures::future::BoxFuture;
