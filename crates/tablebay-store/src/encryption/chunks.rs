@@ -515,6 +515,48 @@ mod tests {
         }
     }
 
+    /// The stored format, pinned to bytes made by an independent AES-256-GCM (Python `cryptography`: per chunk
+    /// `AESGCM(key).encrypt(prefix ‖ index, chunk, "tablebay chunk 1" ‖ index ‖ last)`), so blobs written by any
+    /// earlier build open whatever AES-GCM library is underneath.
+    #[tokio::test]
+    async fn the_format_matches_an_independent_implementation() {
+        let cipher = || {
+            let key = DataKey(std::array::from_fn(|i| u8::try_from(i).unwrap()));
+            ChunkCipher::with_key(&key, [0xa1, 0xb2, 0xc3, 0xd4], 16).unwrap()
+        };
+        let plain = b"tablebay chunk format, fixed vector";
+        let stored = hex_bytes(
+            "f6625784f9fca27d2be8bbdbb370686c65470e84ce85dc0c768a6d9ccc9fced5305d2c0bcdb20dea23c8304027f8946a\
+             3da9a3e90e40bc00da12e083e2e1fa5b12c255b5c4d4e758c06e941005679045026587",
+        );
+
+        let mut sealer = Sealer::new(cipher());
+        let mut frames = Vec::new();
+        sealer.push(plain, &mut frames).unwrap();
+        frames.push(sealer.finish().unwrap());
+        assert_eq!(frames.concat(), stored);
+
+        let n = plain.len() as u64;
+        for range in [0..n, 3..30, 16..32, 34..35] {
+            let stored = stored.clone();
+            let read: ReadBlocking = Arc::new(move |r: Range<u64>| {
+                let end = usize::try_from(r.end).unwrap().min(stored.len());
+                Ok(stored[usize::try_from(r.start).unwrap()..end].to_vec())
+            });
+            let stream = open_range(cipher(), n, range.clone(), StoredBytes::Blocking(read));
+            let opened: Vec<Bytes> = stream.await.unwrap().try_collect().await.unwrap();
+            let want = &plain[usize::try_from(range.start).unwrap()..usize::try_from(range.end).unwrap()];
+            assert_eq!(opened.concat(), want, "range {range:?}");
+        }
+    }
+
+    fn hex_bytes(hex: &str) -> Vec<u8> {
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
     #[tokio::test]
     async fn tampering_is_detected() {
         let keys = LocalKeys::ephemeral();

@@ -375,6 +375,24 @@ impl KeyProvider for LocalKeys {
 mod tests {
     use super::*;
 
+    /// A data key wrapped by an independent AES-256-GCM (Python `cryptography`:
+    /// `AESGCM(master).encrypt(nonce, data_key, "tablebay data key v1\0default\01")`, stored as base64 of
+    /// nonce ‖ ciphertext ‖ tag) unwraps: the wrapped-key format does not depend on the AES-GCM library.
+    #[tokio::test]
+    async fn a_key_wrapped_elsewhere_unwraps() {
+        let keys = LocalKeys::single(KeyId::Managed, MasterKey::new([7; 32]));
+        let wrapped = WrappedKey {
+            key: KeyVersion {
+                id: KeyId::Managed,
+                version: 1,
+            },
+            wrapped: "AAECAwQFBgcICQoLfOSPF3VgsyIb34vzkikeiZVJwPlgGw1KarMdxQ5W74ZAl0b6U0wEpb1MN6j0Uqm3"
+                .to_string(),
+        };
+        let data_key = keys.unwrap_key(&wrapped).await.unwrap();
+        assert_eq!(data_key.0, std::array::from_fn::<u8, 32, _>(|i| 100 + u8::try_from(i).unwrap()));
+    }
+
     fn b64(byte: u8) -> String {
         MasterKey::new([byte; 32]).to_base64()
     }
