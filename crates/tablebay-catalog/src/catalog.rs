@@ -40,6 +40,11 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// The master keys (encryption at rest; IAM secrets are sealed with them too).
+    pub fn key_provider(&self) -> &dyn KeyProvider {
+        self.keys.as_ref()
+    }
+
     /// A catalog over the given stores, encrypting at rest with `keys` (check them with
     /// [`Catalog::verify_keys`]). The keys are not optional: a catalog that silently used some other key would
     /// write table files nothing else can read.

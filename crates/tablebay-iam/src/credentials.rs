@@ -10,6 +10,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use subtle::ConstantTimeEq;
 use tablebay_auth::{AuthError, Principal, PrincipalKind, Session};
+use tablebay_store::encryption::{open_secret, seal_secret};
 use tablebay_store::meta::CredentialRecord;
 
 use crate::names::token_digest;
@@ -84,6 +85,25 @@ impl KnownKey {
 }
 
 impl Iam {
+    /// `secret` as the meta store keeps it: sealed under the server-managed master key, so that a copy of the
+    /// meta store does not hand out working credentials.
+    pub(crate) async fn seal_secret(&self, secret: &str) -> Result<String, IamError> {
+        Ok(seal_secret(self.catalog.key_provider(), secret).await?)
+    }
+
+    /// Seals the secrets stored before secrets were sealed (at startup); returns how many it sealed. A row that
+    /// another instance seals or deletes meanwhile is left to it.
+    pub async fn seal_stored_secrets(&self) -> Result<usize, IamError> {
+        let mut sealed = 0;
+        for (access_key_id, secret) in self.meta.unsealed_secrets().await? {
+            let new = self.seal_secret(&secret).await?;
+            if self.meta.replace_secret(&access_key_id, &secret, &new).await? {
+                sealed += 1;
+            }
+        }
+        Ok(sealed)
+    }
+
     /// The key `access_key_id`, if it exists and is active.
     pub async fn lookup(&self, access_key_id: &str) -> Result<Option<KnownKey>, IamError> {
         if bool::from(
@@ -109,7 +129,8 @@ impl Iam {
         let record = match self.keys.get(access_key_id).await {
             Some(record) => record,
             None => match self.meta.credential(access_key_id).await? {
-                Some(record) => {
+                Some(mut record) => {
+                    record.secret = open_secret(self.catalog.key_provider(), &record.secret).await?;
                     let record = Arc::new(record);
                     self.keys
                         .insert(access_key_id.to_string(), Arc::clone(&record))

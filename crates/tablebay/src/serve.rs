@@ -97,6 +97,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             min_session_secs: config.sts_min_duration_secs,
         },
     );
+    let sealed = iam
+        .seal_stored_secrets()
+        .await
+        .context("sealing the IAM secrets stored before secrets were sealed")?;
+    if sealed > 0 {
+        tracing::info!(sealed, "sealed IAM secrets stored in clear by an earlier version");
+    }
     iam.ensure_default_account()
         .await
         .context("creating the default account")?;

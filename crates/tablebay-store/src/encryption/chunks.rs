@@ -141,6 +141,13 @@ impl ChunkCipher {
         Ok(plain.len())
     }
 
+    /// Opens a blob of one chunk held whole in memory (a sealed secret).
+    pub(super) fn open_one(&self, mut stored: Vec<u8>) -> Result<Vec<u8>, StoreError> {
+        let plain = self.unseal_within(0, true, &mut stored, 0)?;
+        stored.truncate(plain);
+        Ok(stored)
+    }
+
     /// Plaintext bytes per chunk.
     fn chunk_len(&self) -> usize {
         usize::try_from(self.chunk).unwrap_or(usize::MAX)

@@ -11,6 +11,7 @@ use sqlx::any::AnyRow;
 use super::MetaStore;
 use super::codec::{self, insert_error};
 use crate::StoreError;
+use crate::encryption::SEALED_SECRET_PREFIX;
 
 /// An account as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -359,6 +360,36 @@ impl MetaStore {
             .as_ref()
             .map(credential_from_row)
             .transpose()
+    }
+
+    /// Access key ids and secrets of the credentials whose secret is stored as given (before secrets were sealed).
+    pub async fn unsealed_secrets(&self) -> Result<Vec<(String, String)>, StoreError> {
+        sqlx::query("SELECT access_key_id, secret FROM iam_credentials WHERE secret NOT LIKE $1")
+            .bind(format!("{SEALED_SECRET_PREFIX}%"))
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|row| Ok((codec::text(row, "access_key_id")?, codec::text(row, "secret")?)))
+            .collect()
+    }
+
+    /// Replaces the stored secret `old` of a credential with `new`; `false` when the credential is gone or another
+    /// writer changed it first.
+    pub async fn replace_secret(
+        &self,
+        access_key_id: &str,
+        old: &str,
+        new: &str,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE iam_credentials SET secret = $1 WHERE access_key_id = $2 AND secret = $3",
+        )
+        .bind(new)
+        .bind(access_key_id)
+        .bind(old)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
     }
 
     /// The long-term access keys of a principal (`root` with an empty name for the account root), oldest first.

@@ -26,7 +26,7 @@ const KMS_ARN: &str = "arn:aws:kms:us-east-1:111122223333:key/0b7a1c2d-0000-4000
 const CHUNK: usize = 64 * 1024;
 
 /// Every file under `dir`, recursively.
-fn files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return out;
@@ -42,7 +42,7 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 

@@ -6,7 +6,10 @@ use http::Method;
 use serde_json::{Value, json};
 
 use crate::identity::{Creds, Surface, must, send, send_with_headers, table, user};
+use crate::encryption::{contains, files};
 use crate::server::{ACCOUNT, TestServer, seg};
+use tablebay_store::MetaStore;
+use tablebay_store::meta::CredentialRecord;
 
 /// The text of the first `<name>` element.
 fn xml_field(xml: &str, name: &str) -> String {
@@ -599,4 +602,83 @@ async fn vended_credentials_are_scoped_to_one_table() {
     .await;
     assert_eq!(status, 403, "{text}");
     assert!(text.contains("ForbiddenException"), "{text}");
+}
+
+/// IAM secrets are sealed in the meta store: neither a user's secret access key nor a session's secret is in any
+/// file under the data dir, and both still sign requests after a restart (read back from the store, not from a
+/// cache).
+#[tokio::test]
+async fn secrets_are_sealed_in_the_meta_store() {
+    let server = TestServer::start();
+    let root = Creds::root();
+    let ana = user(&server, &root, "ana", None).await;
+    let (status, xml) = sts(&server, &ana, &[("Action", "GetSessionToken")]).await;
+    assert_eq!(status, 200, "{xml}");
+    let session = session_of(&xml);
+    let caller = [("Action", "GetCallerIdentity"), ("Version", "2011-06-15")];
+    for creds in [&ana, &session] {
+        let (status, xml) = sts(&server, creds, &caller).await;
+        assert_eq!(status, 200, "{xml}");
+    }
+
+    let data = server.stop();
+    let stored = files(data.path());
+    assert!(stored.iter().any(|f| f.ends_with("meta.db")), "{stored:?}");
+    for file in &stored {
+        let bytes = std::fs::read(file).unwrap();
+        for secret in [&ana.secret, &session.secret] {
+            assert!(
+                !contains(&bytes, secret.as_bytes()),
+                "{} holds a secret in clear",
+                file.display()
+            );
+        }
+    }
+
+    let server = TestServer::start_in(data, &[]);
+    for creds in [&ana, &session] {
+        let (status, xml) = sts(&server, creds, &caller).await;
+        assert_eq!(status, 200, "{xml}");
+    }
+}
+
+/// A secret an earlier version stored in clear is sealed when the server starts, and still signs.
+#[tokio::test]
+async fn secrets_stored_in_clear_are_sealed_at_startup() {
+    let data = TestServer::start().stop();
+    let url = format!("sqlite://{}", data.path().join("meta.db").display());
+    let meta = MetaStore::connect(&url).await.unwrap();
+    let now = chrono::Utc::now();
+    let old = Creds {
+        key: "TBAKOLDCLEARTEXT0001".into(),
+        secret: "old-secret-stored-in-clear-0123456789abc".into(),
+        token: None,
+    };
+    meta.insert_credential(&CredentialRecord {
+        access_key_id: old.key.clone(),
+        secret: old.secret.clone(),
+        account_id: ACCOUNT.to_string(),
+        principal_kind: "root".to_string(),
+        principal_name: String::new(),
+        session_name: None,
+        status: "Active".to_string(),
+        session_token_sha256: None,
+        session_policy: None,
+        expires_at: None,
+        created_at: now,
+    })
+    .await
+    .unwrap();
+    meta.close().await;
+
+    let server = TestServer::start_in(data, &[]);
+    let (status, xml) = sts(&server, &old, &[("Action", "GetCallerIdentity")]).await;
+    assert_eq!(status, 200, "{xml}");
+    let data = server.stop();
+    let meta = MetaStore::connect(&url).await.unwrap();
+    let record = meta.credential(&old.key).await.unwrap().unwrap();
+    assert!(record.secret.starts_with("sealed1:"), "still in clear");
+    assert!(!record.secret.contains(&old.secret));
+    meta.close().await;
+    drop(data);
 }
