@@ -194,6 +194,28 @@ pub(crate) async fn iam_identities_and_keys(env: Env) {
     let session = store.credential("S1").await.unwrap().unwrap();
     assert!(session.expires_at.is_some() && session.session_token_sha256.is_some());
 
+    // Secrets stored in clear are listed for sealing; the replacement is conditional on the old value.
+    let mut unsealed = store.unsealed_secrets().await.unwrap();
+    unsealed.sort();
+    assert_eq!(
+        unsealed,
+        [
+            ("K1".to_string(), "secret-K1".to_string()),
+            ("S1".to_string(), "secret-S1".to_string())
+        ]
+    );
+    assert!(
+        !store
+            .replace_secret("K1", "not-the-old-one", "sealed1:{}")
+            .await
+            .unwrap()
+    );
+    assert!(store.replace_secret("K1", "secret-K1", "sealed1:{}").await.unwrap());
+    assert!(!store.replace_secret("NOPE", "x", "sealed1:{}").await.unwrap());
+    assert_eq!(store.credential("K1").await.unwrap().unwrap().secret, "sealed1:{}");
+    let unsealed = store.unsealed_secrets().await.unwrap();
+    assert_eq!(unsealed, [("S1".to_string(), "secret-S1".to_string())]);
+
     // Expired sessions are swept, live ones stay.
     store
         .insert_credential(&credential("S0", "210987654321", "user", "ana", Some(-5)))
