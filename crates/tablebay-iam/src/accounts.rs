@@ -83,7 +83,7 @@ impl Iam {
         self.meta
             .insert_credential(&CredentialRecord {
                 access_key_id: key.access_key_id.clone(),
-                secret: self.seal_secret(&key.secret_access_key).await?,
+                secret: self.stored_secret(&key.secret_access_key).await?,
                 account_id: id.clone(),
                 principal_kind: ACCOUNT_ROOT.to_string(),
                 principal_name: String::new(),

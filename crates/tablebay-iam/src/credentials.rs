@@ -87,7 +87,7 @@ impl KnownKey {
 impl Iam {
     /// `secret` as the meta store keeps it: sealed under the server-managed master key, so that a copy of the
     /// meta store does not hand out working credentials.
-    pub(crate) async fn seal_secret(&self, secret: &str) -> Result<String, IamError> {
+    pub(crate) async fn stored_secret(&self, secret: &str) -> Result<String, IamError> {
         Ok(seal_secret(self.catalog.key_provider(), secret).await?)
     }
 
@@ -96,7 +96,7 @@ impl Iam {
     pub async fn seal_stored_secrets(&self) -> Result<usize, IamError> {
         let mut sealed = 0;
         for (access_key_id, secret) in self.meta.unsealed_secrets().await? {
-            let new = self.seal_secret(&secret).await?;
+            let new = self.stored_secret(&secret).await?;
             if self.meta.replace_secret(&access_key_id, &secret, &new).await? {
                 sealed += 1;
             }

@@ -306,7 +306,7 @@ impl Iam {
         self.meta
             .insert_credential(&CredentialRecord {
                 access_key_id: issued.access_key_id.clone(),
-                secret: self.seal_secret(&issued.secret_access_key).await?,
+                secret: self.stored_secret(&issued.secret_access_key).await?,
                 account_id: new.account.to_string(),
                 principal_kind: new.kind.to_string(),
                 principal_name: new.name.to_string(),

@@ -342,6 +342,16 @@ fn read_chunk(file: &mut std::fs::File, offset: u64, end: u64) -> std::io::Resul
     Ok(buf)
 }
 
+/// [`read_chunk`] for a file moved in and out of a blocking task.
+fn read_chunk_owned(
+    mut file: std::fs::File,
+    offset: u64,
+    end: u64,
+) -> std::io::Result<(std::fs::File, Vec<u8>)> {
+    let chunk = read_chunk(&mut file, offset, end)?;
+    Ok((file, chunk))
+}
+
 /// Bytes `range` of the local file `open` opens, [`CHUNK_BYTES`] at a time on the blocking pool; the file is
 /// opened with the first chunk, so a missing blob is `NotFound` here, not in the stream.
 async fn read_file(
@@ -349,24 +359,14 @@ async fn read_file(
     range: Range<u64>,
 ) -> Result<BlobStream, StoreError> {
     let (start, end) = (range.start, range.end);
-    let (file, first) = blocking(move || {
-        let mut file = open()?;
-        let first = read_chunk(&mut file, start, end)?;
-        Ok((file, first))
-    })
-    .await?;
+    let (file, first) = blocking(move || read_chunk_owned(open()?, start, end)).await?;
     let first = checked_chunk(first, start, end)?;
     let next = start + first.len() as u64;
     let rest = futures::stream::try_unfold((file, next), move |(file, offset)| async move {
         if offset >= end {
             return Ok(None);
         }
-        let (file, chunk) = blocking(move || {
-            let mut file = file;
-            let chunk = read_chunk(&mut file, offset, end)?;
-            Ok((file, chunk))
-        })
-        .await?;
+        let (file, chunk) = blocking(move || read_chunk_owned(file, offset, end)).await?;
         let chunk = checked_chunk(chunk, offset, end)?;
         let next = offset + chunk.len() as u64;
         Ok(Some((chunk, (file, next))))
