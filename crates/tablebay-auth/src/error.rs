@@ -38,4 +38,7 @@ pub enum AuthError {
     /// No accepted canonical form of the request verifies against the signature.
     #[error("the request signature does not match")]
     SignatureMismatch,
+    /// The body does not hash to the `x-amz-content-sha256` the signature was verified with.
+    #[error("the body does not match the x-amz-content-sha256 header")]
+    PayloadMismatch,
 }

@@ -17,4 +17,7 @@ pub use bearer::{BearerTokens, IssuedToken};
 pub use error::AuthError;
 pub use principal::{Principal, PrincipalKind, Session};
 pub use sigv4::signer;
-pub use sigv4::{AuthMechanism, SigV4Verifier, SignedRequest};
+pub use sigv4::{
+    AuthMechanism, SigV4Verifier, SignedPayload, SignedRequest, check_claimed_payload,
+    claimed_payload_hash, latin1_to_utf8,
+};

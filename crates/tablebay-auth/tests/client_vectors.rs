@@ -213,7 +213,7 @@ fn changed_signed_header_is_rejected() {
             let p = f.parts_with(&f.target, &headers);
             let result = verifier()
                 .parse(&p, at(&f.now))
-                .and_then(|req| verifier().verify(&req, &p, &f.body, &f.secret));
+                .and_then(|req| verifier().verify(&req, &p, &f.body, &f.secret).map(|_| ()));
             // x-amz-date also moves the request time; any refusal is fine as long as it is a refusal.
             assert!(result.is_err(), "{}: changing {name} was accepted", f.name);
         }

@@ -15,7 +15,10 @@ use common::{Rng, at, parts};
 use http::request::Parts;
 use sha2::{Digest, Sha256};
 use tablebay_auth::signer::{self, SigningParams};
-use tablebay_auth::{AuthError, AuthMechanism, SigV4Verifier};
+use tablebay_auth::{
+    AuthError, AuthMechanism, SigV4Verifier, SignedPayload, check_claimed_payload,
+    claimed_payload_hash,
+};
 
 const AK: &str = "AKIAIOSFODNN7EXAMPLE";
 const SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
@@ -48,7 +51,7 @@ fn signed(
 
 fn check(p: &Parts, body: &[u8], now: &str) -> Result<(), AuthError> {
     let req = verifier().parse(p, at(now))?;
-    verifier().verify(&req, p, body, SECRET)
+    verifier().verify(&req, p, body, SECRET).map(|_| ())
 }
 
 #[test]
@@ -248,9 +251,9 @@ fn presigned_round_trip_and_expiry() {
             expires_at: at(T0) + Duration::seconds(600)
         }
     );
-    assert_eq!(verifier().verify(&req, &p, b"", SECRET), Ok(()));
+    assert_eq!(verifier().verify(&req, &p, b"", SECRET), Ok(SignedPayload::Unsigned));
     assert_eq!(
-        verifier().verify(&req, &p, b"", "other"),
+        verifier().verify(&req, &p, b"", "other").map(|_| ()),
         Err(AuthError::SignatureMismatch)
     );
     assert!(
@@ -336,6 +339,62 @@ fn java_style_latin1_body() {
     let mut other = latin1.clone();
     other[16] ^= 0x01;
     assert_eq!(check(&p, &other, T0), Err(AuthError::SignatureMismatch));
+    // Which reading the signature covers decides how the body is read: never a guess.
+    let req = verifier().parse(&p, at(T0)).unwrap();
+    assert_eq!(
+        verifier().verify(&req, &p, &latin1, SECRET),
+        Ok(SignedPayload::Latin1AsUtf8)
+    );
+    assert_eq!(
+        verifier().verify(&req, &p, json.as_bytes(), SECRET),
+        Ok(SignedPayload::AsSent)
+    );
+}
+
+/// A claimed `x-amz-content-sha256` (hex, or base64 as Java sends it: trap 17) lets the signature be checked
+/// before the body arrives; the body must then hash to the claim.
+#[test]
+fn claimed_payload_hash_before_the_body() {
+    let json = "{\"namespace\":[\"caf\u{e9}\"]}";
+    let digest: [u8; 32] = Sha256::digest(json.as_bytes()).into();
+    for claim in [
+        hex::encode(digest),
+        base64::engine::general_purpose::STANDARD.encode(digest),
+    ] {
+        let mut p = parts(
+            "POST",
+            ICEBERG_PATH,
+            &[
+                ("host", "127.0.0.1:8765"),
+                ("content-type", "application/json"),
+                ("x-amz-content-sha256", claim.as_str()),
+            ],
+        );
+        signer::sign(&mut p, json.as_bytes(), AK, SECRET, "us-east-1", "s3tables", at(T0)).unwrap();
+        let claimed = claimed_payload_hash(&p).unwrap();
+        assert_eq!(claimed, digest);
+        let req = verifier().parse(&p, at(T0)).unwrap();
+        assert_eq!(verifier().verify_claimed(&req, &p, &claimed, SECRET), Ok(()));
+        assert_eq!(
+            verifier().verify_claimed(&req, &p, &[0u8; 32], SECRET),
+            Err(AuthError::SignatureMismatch)
+        );
+        assert_eq!(
+            check_claimed_payload(&claimed, json.as_bytes()),
+            Ok(SignedPayload::AsSent)
+        );
+        let latin1: Vec<u8> = json.chars().map(|c| u8::try_from(u32::from(c)).unwrap()).collect();
+        assert_eq!(
+            check_claimed_payload(&claimed, &latin1),
+            Ok(SignedPayload::Latin1AsUtf8)
+        );
+        assert_eq!(
+            check_claimed_payload(&claimed, b"{}"),
+            Err(AuthError::PayloadMismatch)
+        );
+    }
+    let p = parts("POST", ICEBERG_PATH, &[("x-amz-content-sha256", "UNSIGNED-PAYLOAD")]);
+    assert_eq!(claimed_payload_hash(&p), None);
 }
 
 /// Garbage never panics: random `Authorization` values, random presigned queries and random paths, both
@@ -449,7 +508,7 @@ fn garbage_never_panics() {
         if let Ok(req) = verifier().parse(&p, at(T0)) {
             parsed[usize::from(matches!(req.mechanism, AuthMechanism::Presigned { .. }))] += 1;
             assert_eq!(
-                verifier().verify(&req, &p, b"body", SECRET),
+                verifier().verify(&req, &p, b"body", SECRET).map(|_| ()),
                 Err(AuthError::SignatureMismatch)
             );
         }

@@ -12,4 +12,7 @@ mod scope;
 pub mod signer;
 mod verifier;
 
-pub use verifier::{AuthMechanism, SigV4Verifier, SignedRequest};
+pub use verifier::{
+    AuthMechanism, SigV4Verifier, SignedPayload, SignedRequest, check_claimed_payload,
+    claimed_payload_hash, latin1_to_utf8,
+};

@@ -12,7 +12,7 @@
 
 use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 use http::request::Parts;
-use subtle::{Choice, ConstantTimeEq};
+use subtle::ConstantTimeEq;
 
 use super::canonical::{
     AMZ_DATE_FORMAT, CanonicalRequest, Plus, TERMINATOR, UNSIGNED_PAYLOAD, canonical_headers,
@@ -257,25 +257,59 @@ impl SigV4Verifier {
         Ok(())
     }
 
-    /// Verifies the signature of a parsed request with the caller-supplied secret, in constant time.
+    /// Verifies the signature of a parsed request with the caller-supplied secret, in constant time, and says
+    /// which reading of `body` the signature covers.
     ///
-    /// The payload hash is always the hex SHA-256 of `body` (never `x-amz-content-sha256`, which the AWS
-    /// SDK for Java sends as base64: trap 17); a presigned URL may instead sign `UNSIGNED-PAYLOAD`. The
-    /// signature is accepted if any of these canonical variants verifies:
+    /// The payload hash is the hex SHA-256 of `body` (never `x-amz-content-sha256`, which the AWS SDK for Java
+    /// sends as base64: trap 17; see [`SigV4Verifier::verify_claimed`] for checking a claimed hash before the
+    /// body is read); a presigned URL may instead sign `UNSIGNED-PAYLOAD`. The signature is accepted if any of
+    /// these canonical variants verifies:
     /// - canonical URI: the wire path with dot segments removed and `UriEncode`d again with `/` kept
     ///   (double encoding, botocore and Java), the wire path as sent
     ///   (single encoding), and DuckDB's wire path with only `%2F` → `%252F` (trap 18);
     /// - canonical query: `+` as a literal plus, `+` as a space (PyIceberg re-parses the query with
     ///   `parse_qsl`) when the query has a `+`, and the raw query as sent (DuckDB signs its own, unsorted);
     /// - payload: when the body is not UTF-8, also the hash of `utf8(latin1_decode(body))` (Java 1.10
-    ///   sends ISO-8859-1 but hashes UTF-8: trap 19).
+    ///   sends ISO-8859-1 but hashes UTF-8: trap 19). Then the answer is [`SignedPayload::Latin1AsUtf8`]: the
+    ///   signed text is that transcoding, and the caller must read the body as it (never guess otherwise).
     pub fn verify(
         &self,
         req: &SignedRequest,
         parts: &Parts,
         body: &[u8],
         secret_access_key: &str,
+    ) -> Result<SignedPayload, AuthError> {
+        let presigned = matches!(req.mechanism, AuthMechanism::Presigned { .. });
+        self.verify_payloads(
+            req,
+            parts,
+            &payload_variants(body, presigned),
+            secret_access_key,
+        )
+    }
+
+    /// Verifies the signature against the payload hash the request claims in `x-amz-content-sha256`
+    /// ([`claimed_payload_hash`]), before its body is read; the body must then pass
+    /// [`check_claimed_payload`] once it has arrived.
+    pub fn verify_claimed(
+        &self,
+        req: &SignedRequest,
+        parts: &Parts,
+        claimed: &[u8; 32],
+        secret_access_key: &str,
     ) -> Result<(), AuthError> {
+        let payload = (hex::encode(claimed), SignedPayload::AsSent);
+        self.verify_payloads(req, parts, &[payload], secret_access_key)
+            .map(|_| ())
+    }
+
+    fn verify_payloads(
+        &self,
+        req: &SignedRequest,
+        parts: &Parts,
+        payloads: &[(String, SignedPayload)],
+        secret_access_key: &str,
+    ) -> Result<SignedPayload, AuthError> {
         let key = signing_key(
             secret_access_key,
             &req.scope_date,
@@ -292,12 +326,12 @@ impl SigV4Verifier {
         let presigned = matches!(req.mechanism, AuthMechanism::Presigned { .. });
         let uris = uri_variants(parts.uri.path());
         let queries = query_variants(parts.uri.query().unwrap_or(""), presigned);
-        let payloads = payload_variants(body, presigned);
 
-        let mut matched = Choice::from(0u8);
+        // Every variant is computed and compared in constant time; which one matched only selects the answer.
+        let mut matched = None;
         for uri in &uris {
             for query in &queries {
-                for payload in &payloads {
+                for (payload, reading) in payloads {
                     let canonical = CanonicalRequest {
                         method: parts.method.as_str(),
                         uri,
@@ -308,12 +342,17 @@ impl SigV4Verifier {
                     }
                     .to_bytes();
                     let sts = string_to_sign(&req.amz_date, &scope, &canonical);
-                    matched |= hmac_sha256(&key, sts.as_bytes()).ct_eq(&req.signature);
+                    let equal: bool = hmac_sha256(&key, sts.as_bytes())
+                        .ct_eq(&req.signature)
+                        .into();
+                    if equal && matched.is_none() {
+                        matched = Some(*reading);
+                    }
                 }
             }
         }
-        if bool::from(matched) {
-            return Ok(());
+        if let Some(reading) = matched {
+            return Ok(reading);
         }
         if tracing::enabled!(tracing::Level::DEBUG) {
             let first = CanonicalRequest {
@@ -322,7 +361,7 @@ impl SigV4Verifier {
                 query: queries.first().map_or("", String::as_str),
                 headers: &redact_for_log(&headers),
                 signed_headers: &signed_headers,
-                payload: payloads.first().map_or("", String::as_str),
+                payload: payloads.first().map_or("", |(p, _)| p.as_str()),
             }
             .to_bytes();
             tracing::debug!(
@@ -334,6 +373,56 @@ impl SigV4Verifier {
         }
         Err(AuthError::SignatureMismatch)
     }
+}
+
+/// Which bytes a verified signature covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignedPayload {
+    /// The body as sent.
+    AsSent,
+    /// The UTF-8 encoding of the body read as ISO-8859-1: what Java 1.10 hashes while it sends Latin-1 bytes
+    /// (trap 19). The request's text is that transcoding ([`latin1_to_utf8`]).
+    Latin1AsUtf8,
+    /// Nothing: a presigned URL that signs `UNSIGNED-PAYLOAD`.
+    Unsigned,
+}
+
+/// The UTF-8 encoding of `body` read as ISO-8859-1 (each byte is the code point of the same value).
+pub fn latin1_to_utf8(body: &[u8]) -> String {
+    body.iter().copied().map(char::from).collect()
+}
+
+/// The payload hash a request claims in `x-amz-content-sha256`: hex, or base64 as the AWS SDK for Java sends it
+/// for non-empty bodies (trap 17). `None` when there is no such header or it is not a hash
+/// (`UNSIGNED-PAYLOAD`, streaming markers).
+pub fn claimed_payload_hash(parts: &Parts) -> Option<[u8; 32]> {
+    use base64::Engine;
+    let value = parts.headers.get("x-amz-content-sha256")?.to_str().ok()?.trim();
+    let bytes = match value.len() {
+        64 => hex::decode(value).ok()?,
+        44 => base64::engine::general_purpose::STANDARD
+            .decode(value)
+            .ok()?,
+        _ => return None,
+    };
+    bytes.try_into().ok()
+}
+
+/// Checks a body that arrived after [`SigV4Verifier::verify_claimed`] against the claimed hash: its SHA-256, or
+/// for a body that is not UTF-8 the SHA-256 of its Latin-1 transcoding (trap 19).
+pub fn check_claimed_payload(claimed: &[u8; 32], body: &[u8]) -> Result<SignedPayload, AuthError> {
+    use sha2::Digest;
+    let as_sent: [u8; 32] = sha2::Sha256::digest(body).into();
+    if bool::from(as_sent.ct_eq(claimed)) {
+        return Ok(SignedPayload::AsSent);
+    }
+    if std::str::from_utf8(body).is_err() {
+        let latin1: [u8; 32] = sha2::Sha256::digest(latin1_to_utf8(body).as_bytes()).into();
+        if bool::from(latin1.ct_eq(claimed)) {
+            return Ok(SignedPayload::Latin1AsUtf8);
+        }
+    }
+    Err(AuthError::PayloadMismatch)
 }
 
 /// Canonical URI variants for a wire path, without duplicates (trap 18).
@@ -366,17 +455,19 @@ fn query_variants(raw_query: &str, presigned: bool) -> Vec<String> {
     out
 }
 
-/// Payload hash variants: the body's hex SHA-256; for a non-UTF-8 body also the hash of its Latin-1
-/// reading re-encoded as UTF-8 (trap 19); for a presigned URL also `UNSIGNED-PAYLOAD`.
-fn payload_variants(body: &[u8], presigned: bool) -> Vec<String> {
+/// Payload hash variants and the reading each stands for: the body's hex SHA-256; for a non-UTF-8 body also the
+/// hash of its Latin-1 reading re-encoded as UTF-8 (trap 19); for a presigned URL also `UNSIGNED-PAYLOAD`.
+fn payload_variants(body: &[u8], presigned: bool) -> Vec<(String, SignedPayload)> {
     let mut out = Vec::with_capacity(3);
     if presigned {
-        out.push(UNSIGNED_PAYLOAD.to_owned());
+        out.push((UNSIGNED_PAYLOAD.to_owned(), SignedPayload::Unsigned));
     }
-    out.push(hex_sha256(body));
+    out.push((hex_sha256(body), SignedPayload::AsSent));
     if std::str::from_utf8(body).is_err() {
-        let latin1: String = body.iter().copied().map(char::from).collect();
-        out.push(hex_sha256(latin1.as_bytes()));
+        out.push((
+            hex_sha256(latin1_to_utf8(body).as_bytes()),
+            SignedPayload::Latin1AsUtf8,
+        ));
     }
     out
 }
@@ -506,7 +597,10 @@ mod tests {
         assert_eq!(payload_variants(b"caf\xe9", false).len(), 2);
         assert_eq!(
             payload_variants(b"", true),
-            [UNSIGNED_PAYLOAD.to_owned(), hex_sha256(b"")]
+            [
+                (UNSIGNED_PAYLOAD.to_owned(), SignedPayload::Unsigned),
+                (hex_sha256(b""), SignedPayload::AsSent)
+            ]
         );
     }
 
