@@ -143,7 +143,7 @@ impl Catalog {
     }
 
     /// Attaches the current metadata to a table row.
-    pub(crate) async fn with_metadata(&self, table: Table) -> Result<IcebergTable, CatalogError> {
+    pub async fn with_metadata(&self, table: Table) -> Result<IcebergTable, CatalogError> {
         let Some(location) = table.metadata_location.clone() else {
             return Err(CatalogError::NotFound(format!(
                 "Table {}.{} has no Iceberg metadata yet",
@@ -372,28 +372,22 @@ impl Catalog {
         })
     }
 
-    /// Drops a table of a resolved namespace. With [`DropMode::Purge`] its storage is deleted in the background
+    /// Drops a resolved table (by its id: the table that was authorized, whatever its name is now). With [`DropMode::Purge`] its storage is deleted in the background
     /// after the row is gone (a failure is logged; unreferenced-file removal is the backstop).
     pub async fn drop_iceberg_table(
         &self,
-        namespace: &Namespace,
-        name: &TableName,
+        table: &Table,
         mode: DropMode,
     ) -> Result<Table, CatalogError> {
-        let record = self
-            .meta
-            .table_by_name(namespace.id, name.as_str())
-            .await?
-            .ok_or_else(table_not_found)?;
         let deleted = self
             .meta
-            .delete_table(record.id, None)
+            .delete_table(table.id, None)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => table_not_found(),
                 other => other.into(),
             })?;
-        let table = Self::table_from_record(&namespace.bucket, deleted)?;
+        let table = Self::table_from_record(&table.bucket, deleted)?;
         match mode {
             DropMode::Purge => self.spawn_purge(table.id),
             // Keep the storage reachable: engines purge client-side from the old metadata (trap 12).

@@ -12,6 +12,7 @@ mod authn;
 mod control_plane;
 mod iceberg;
 mod observe;
+mod pipeline;
 mod s3;
 mod state;
 mod sts;

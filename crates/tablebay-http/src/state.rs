@@ -9,6 +9,7 @@ use tablebay_maintenance::JobRunner;
 
 use crate::iceberg::IcebergSettings;
 use crate::observe::Metrics;
+use crate::pipeline::{BodyBudget, DEFAULT_BODY_BUDGET_BYTES};
 
 /// A secret access key; its `Debug` never shows it.
 #[derive(Clone)]
@@ -49,6 +50,8 @@ pub struct AppState {
     pub iceberg: Arc<IcebergSettings>,
     /// The maintenance service (run-now, run records, metrics); absent in servers built without it.
     pub maintenance: Option<Arc<JobRunner>>,
+    /// Memory for request bodies that no verified signature covers yet.
+    pub(crate) body_budget: BodyBudget,
 }
 
 impl AppState {
@@ -70,6 +73,7 @@ impl AppState {
             metrics: Arc::new(Metrics::default()),
             iceberg: Arc::new(iceberg),
             maintenance: None,
+            body_budget: BodyBudget::new(DEFAULT_BODY_BUDGET_BYTES),
         }
     }
 

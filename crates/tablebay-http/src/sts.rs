@@ -96,6 +96,9 @@ impl From<AuthError> for StsError {
                 "SignatureDoesNotMatch",
                 format!("Credential should be scoped correctly: {why}"),
             ),
+            AuthError::PayloadMismatch => Self::invalid(
+                "The body does not match the x-amz-content-sha256 header it was signed with",
+            ),
             AuthError::Unavailable => Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "ServiceUnavailable",

@@ -103,6 +103,36 @@ impl Iam {
         Ok(())
     }
 
+    /// Allows an operation that has no IAM action of its own (tagging, storage class and metrics settings) only
+    /// for the root of the resource's own account, with long-term credentials. A denial is audited.
+    pub fn authorize_owner(
+        &self,
+        principal: &Principal,
+        operation: &str,
+        resource: &Resource,
+        cx: &AccessContext,
+    ) -> Result<(), IamError> {
+        // The instance root is the root of the default account here.
+        if principal.kind.is_root()
+            && principal.session.is_none()
+            && principal.account_id == resource.account().as_str()
+        {
+            return Ok(());
+        }
+        let arn = resource.arn(&self.config.region, self.config.flavor);
+        crate::audit::audit_denial(
+            principal,
+            operation,
+            &arn,
+            &cx.request_id,
+            "only the owning account's root may",
+        );
+        Err(IamError::Denied(format!(
+            "User: {} is not authorized to perform: {operation} on resource: {arn}",
+            principal.arn
+        )))
+    }
+
     /// Whether `principal` may perform `action` on `resource`, without an audit event (a probe, e.g. whether
     /// vended credentials may write).
     pub async fn is_allowed(

@@ -1,138 +1,67 @@
-//! Authorization of the control plane, once per request before the operation runs: each operation's IAM action
-//! (the operation of the same name) and the resource it acts on, resolved from the path — a table named by
-//! bucket, namespace and name is looked up for its ARN (a missing one is `<bucket>/table/*`, and the operation
-//! then answers its own 404).
+//! What each control-plane operation needs, from its typed endpoint alone: its IAM action (the operation of the
+//! same name) on the resource it acts on. A table named by bucket, namespace and name is looked up here, once:
+//! the handler acts on that table's ARN, whatever the name points at by then (a missing one is
+//! `<bucket>/table/*`, and the handler answers the lookup's own 404).
 //!
-//! Operations without an action in the product's list (tagging, storage class, metrics configuration) read as
-//! the nearest read action (`GetTableBucket` / `GetTable`) and write only for the owning account's roots.
+//! CreateTable and CreateTableBucket need more when their body asks for more (table data, encryption), as S3
+//! Tables does. Operations without an action in the product's list (tagging, storage class and metrics
+//! configuration) read as the nearest read action (`GetTableBucket` / `GetTable`) and write only for the owning
+//! account's roots.
 
-use tablebay_auth::Principal;
 use tablebay_catalog::{
-    AccountId, BucketArn, BucketName, CatalogError, ResourceArn, TableArn, TableRef,
+    BucketArn, BucketName, CatalogError, NamespaceName, ResourceArn, TableArn, TableName, TableRef,
 };
-use tablebay_iam::{AccessContext, Iam, Resource};
+use tablebay_iam::Resource;
 use tablebay_policy::Action;
 
 use super::error::ControlPlaneError;
-use super::request::RequestContext;
 use super::router::{Endpoint, GetTableSelector, TablePath};
-use crate::state::AppState;
+use crate::pipeline::{Context, Need};
 
-/// What a control-plane operation needs.
-enum Need {
-    /// An IAM action on a resource.
-    Action(Action, Resource),
-    /// Only the root of the resource's account.
-    Owner(Resource),
+/// An endpoint with the table it names, looked up once.
+pub(crate) struct Resolved {
+    pub endpoint: Endpoint,
+    /// The table a path names: its ARN, or why it cannot be acted on (no such table, an invalid name).
+    pub table: Option<Result<TableRef, ControlPlaneError>>,
 }
 
-/// Decides whether the caller may perform `endpoint`; `AccessDeniedException` otherwise.
-pub(crate) async fn authorize(
-    app: &AppState,
-    ctx: &RequestContext,
-    endpoint: &Endpoint,
-    body: &[u8],
-    cx: &AccessContext,
-) -> Result<(), ControlPlaneError> {
-    match need(app, ctx, endpoint, body).await? {
-        Need::Action(action, resource) => {
-            app.iam
-                .authorize(&ctx.principal, action, &resource, cx)
-                .await?;
-            // Creating with metadata writes table data, and with an encryption configuration sets it: S3 Tables
-            // asks for those actions too.
-            let extras = match endpoint {
-                Endpoint::CreateTable { .. } => create_table_extras(body),
-                Endpoint::CreateTableBucket if has_field(body, "encryptionConfiguration") => {
-                    vec![Action::PutTableBucketEncryption]
-                }
-                _ => Vec::new(),
-            };
-            for extra in extras {
-                app.iam
-                    .authorize(&ctx.principal, extra, &resource, cx)
-                    .await?;
-            }
-            Ok(())
-        }
-        Need::Owner(resource) => {
-            owner_only(&app.iam, &ctx.principal, &resource, endpoint.operation())
-        }
-    }
-}
-
-/// CreateTable also writes table data when it carries `metadata`, and fixes the table's encryption when it carries
-/// an `encryptionConfiguration`: `PutTableData` / `PutTableEncryption` (reference/s3tables-api.md §2). A body that
-/// does not parse needs nothing more (the operation answers its own 400).
-fn create_table_extras(body: &[u8]) -> Vec<Action> {
-    let Ok(body) = serde_json::from_slice::<serde_json::Value>(body) else {
-        return Vec::new();
-    };
-    let present = |key: &str| body.get(key).is_some_and(|v| !v.is_null());
-    let mut extras = Vec::new();
-    if present("metadata") {
-        extras.push(Action::PutTableData);
-    }
-    if present("encryptionConfiguration") {
-        extras.push(Action::PutTableEncryption);
-    }
-    extras
-}
-
-fn owner_only(
-    iam: &Iam,
-    principal: &Principal,
-    resource: &Resource,
-    operation: &str,
-) -> Result<(), ControlPlaneError> {
-    // The instance root is the root of the default account here.
-    if principal.kind.is_root()
-        && principal.session.is_none()
-        && principal.account_id == resource.account().as_str()
-    {
-        return Ok(());
-    }
-    let arn = resource.arn(&iam.config().region, iam.config().flavor);
-    tracing::info!(
-        target: tablebay_iam::AUDIT_TARGET,
-        principal = %principal.arn,
-        action = operation,
-        resource = %arn,
-        decision = "deny",
-        reason = "only the owning account's root may",
-        "audit"
-    );
-    Err(ControlPlaneError::AccessDenied(format!(
-        "User: {} is not authorized to perform: {operation} on resource: {arn}",
-        principal.arn
-    )))
-}
-
-async fn need(
-    app: &AppState,
-    ctx: &RequestContext,
-    endpoint: &Endpoint,
-    body: &[u8],
-) -> Result<Need, ControlPlaneError> {
+/// Resolves the endpoint's table and names what the caller needs.
+pub(crate) async fn resolve(
+    cx: &Context<'_>,
+    endpoint: Endpoint,
+) -> Result<(Resolved, Vec<Need>), ControlPlaneError> {
     use Action as A;
     use Endpoint as E;
-    let bucket_of = |raw: &str| BucketArn::parse(raw).map(Resource::Bucket);
-    let on_bucket = |action: Action, raw: &str| -> Result<Need, ControlPlaneError> {
-        Ok(Need::Action(action, bucket_of(raw)?))
+    let bucket_of = |raw: &str| -> Result<Resource, ControlPlaneError> {
+        Ok(Resource::Bucket(BucketArn::parse(raw)?))
     };
-    Ok(match endpoint {
-        E::CreateTableBucket => {
-            Need::Action(A::CreateTableBucket, new_bucket(app, &ctx.account, body))
+    let on_bucket =
+        |action: Action, raw: &str| -> Result<Vec<Need>, ControlPlaneError> {
+            Ok(vec![Need::action(action, bucket_of(raw)?)])
+        };
+    let mut table = None;
+    let needs = match &endpoint {
+        E::CreateTableBucket { request } => {
+            let resource = new_bucket(cx, &request.name);
+            let mut needs = vec![Need::action(A::CreateTableBucket, resource.clone())];
+            // Creating with an encryption configuration sets it: S3 Tables asks for that action too.
+            if request.encryption_configuration.is_some() {
+                needs.push(Need::action(A::PutTableBucketEncryption, resource));
+            }
+            needs
         }
-        E::ListTableBuckets { .. } => {
-            Need::Action(A::ListTableBuckets, Resource::Account(ctx.account.clone()))
-        }
+        E::ListTableBuckets { .. } => vec![Need::action(
+            A::ListTableBuckets,
+            Resource::Account(cx.account.clone()),
+        )],
         E::GetTableBucket { bucket } => on_bucket(A::GetTableBucket, bucket)?,
         E::DeleteTableBucket { bucket } => on_bucket(A::DeleteTableBucket, bucket)?,
-        E::PutTableBucketPolicy { bucket } => on_bucket(A::PutTableBucketPolicy, bucket)?,
+        E::PutTableBucketPolicy { bucket, .. } => on_bucket(A::PutTableBucketPolicy, bucket)?,
         E::GetTableBucketPolicy { bucket } => on_bucket(A::GetTableBucketPolicy, bucket)?,
         E::DeleteTableBucketPolicy { bucket } => on_bucket(A::DeleteTableBucketPolicy, bucket)?,
-        E::PutTableBucketEncryption { bucket } => on_bucket(A::PutTableBucketEncryption, bucket)?,
+        E::PutTableBucketEncryption { bucket, .. } => {
+            on_bucket(A::PutTableBucketEncryption, bucket)?
+        }
         E::GetTableBucketEncryption { bucket } => on_bucket(A::GetTableBucketEncryption, bucket)?,
         E::DeleteTableBucketEncryption { bucket } => {
             on_bucket(A::DeleteTableBucketEncryption, bucket)?
@@ -145,126 +74,145 @@ async fn need(
         }
         E::GetTableBucketStorageClass { bucket }
         | E::GetTableBucketMetricsConfiguration { bucket } => on_bucket(A::GetTableBucket, bucket)?,
-        E::PutTableBucketStorageClass { bucket }
+        E::PutTableBucketStorageClass { bucket, .. }
         | E::PutTableBucketMetricsConfiguration { bucket }
-        | E::DeleteTableBucketMetricsConfiguration { bucket } => Need::Owner(bucket_of(bucket)?),
-        E::CreateNamespace { bucket } => on_bucket(A::CreateNamespace, bucket)?,
+        | E::DeleteTableBucketMetricsConfiguration { bucket } => {
+            vec![Need::Owner(bucket_of(bucket)?)]
+        }
+        E::CreateNamespace { bucket, .. } => on_bucket(A::CreateNamespace, bucket)?,
         E::ListNamespaces { bucket, .. } => on_bucket(A::ListNamespaces, bucket)?,
         E::GetNamespace { bucket, .. } => on_bucket(A::GetNamespace, bucket)?,
         E::DeleteNamespace { bucket, .. } => on_bucket(A::DeleteNamespace, bucket)?,
-        E::CreateTable { bucket, .. } => on_bucket(A::CreateTable, bucket)?,
+        E::CreateTable {
+            bucket: raw,
+            request,
+            ..
+        } => {
+            let resource = bucket_of(raw)?;
+            let mut needs = vec![Need::action(A::CreateTable, resource.clone())];
+            // Creating with metadata writes table data, and with an encryption configuration fixes the table's
+            // encryption: `PutTableData` / `PutTableEncryption` (reference/s3tables-api.md §2).
+            if request.metadata.is_some() {
+                needs.push(Need::action(A::PutTableData, resource.clone()));
+            }
+            if request.encryption_configuration.is_some() {
+                needs.push(Need::action(A::PutTableEncryption, resource));
+            }
+            needs
+        }
         E::ListTables { bucket, .. } => on_bucket(A::ListTables, bucket)?,
-        E::GetTable { table } => match table {
-            GetTableSelector::Arn(raw) => {
-                Need::Action(A::GetTable, Resource::Table(TableArn::parse(raw)?))
-            }
-            GetTableSelector::Path(path) => {
-                Need::Action(A::GetTable, table_resource(app, path).await?)
-            }
-        },
-        E::DeleteTable { table, .. } => {
-            Need::Action(A::DeleteTable, table_resource(app, table).await?)
+        E::GetTable {
+            table: GetTableSelector::Arn(raw),
+        } => {
+            let arn = TableArn::parse(raw)?;
+            table = Some(Ok(TableRef::Arn(arn.clone())));
+            vec![Need::action(A::GetTable, Resource::Table(arn))]
         }
-        E::RenameTable { table } => Need::Action(A::RenameTable, table_resource(app, table).await?),
-        E::GetTableMetadataLocation { table } => Need::Action(
-            A::GetTableMetadataLocation,
-            table_resource(app, table).await?,
-        ),
-        E::UpdateTableMetadataLocation { table } => Need::Action(
-            A::UpdateTableMetadataLocation,
-            table_resource(app, table).await?,
-        ),
-        E::PutTablePolicy { table } => {
-            Need::Action(A::PutTablePolicy, table_resource(app, table).await?)
+        E::GetTable {
+            table: GetTableSelector::Path(path),
+        } => on_table(cx, A::GetTable, path, &mut table).await?,
+        E::DeleteTable { table: path, .. } => {
+            on_table(cx, A::DeleteTable, path, &mut table).await?
         }
-        E::GetTablePolicy { table } => {
-            Need::Action(A::GetTablePolicy, table_resource(app, table).await?)
+        E::RenameTable { table: path, .. } => {
+            on_table(cx, A::RenameTable, path, &mut table).await?
         }
-        E::DeleteTablePolicy { table } => {
-            Need::Action(A::DeleteTablePolicy, table_resource(app, table).await?)
+        E::GetTableMetadataLocation { table: path } => {
+            on_table(cx, A::GetTableMetadataLocation, path, &mut table).await?
         }
-        E::GetTableEncryption { table } => {
-            Need::Action(A::GetTableEncryption, table_resource(app, table).await?)
+        E::UpdateTableMetadataLocation { table: path, .. } => {
+            on_table(cx, A::UpdateTableMetadataLocation, path, &mut table).await?
         }
-        E::PutTableMaintenanceConfiguration { table, .. } => Need::Action(
-            A::PutTableMaintenanceConfiguration,
-            table_resource(app, table).await?,
-        ),
-        E::GetTableMaintenanceConfiguration { table } => Need::Action(
-            A::GetTableMaintenanceConfiguration,
-            table_resource(app, table).await?,
-        ),
-        E::GetTableMaintenanceJobStatus { table } => Need::Action(
-            A::GetTableMaintenanceJobStatus,
-            table_resource(app, table).await?,
-        ),
-        E::GetTableStorageClass { table } => {
-            Need::Action(A::GetTable, table_resource(app, table).await?)
+        E::PutTablePolicy { table: path, .. } => {
+            on_table(cx, A::PutTablePolicy, path, &mut table).await?
+        }
+        E::GetTablePolicy { table: path } => {
+            on_table(cx, A::GetTablePolicy, path, &mut table).await?
+        }
+        E::DeleteTablePolicy { table: path } => {
+            on_table(cx, A::DeleteTablePolicy, path, &mut table).await?
+        }
+        E::GetTableEncryption { table: path } => {
+            on_table(cx, A::GetTableEncryption, path, &mut table).await?
+        }
+        E::PutTableMaintenanceConfiguration { table: path, .. } => {
+            on_table(cx, A::PutTableMaintenanceConfiguration, path, &mut table).await?
+        }
+        E::GetTableMaintenanceConfiguration { table: path } => {
+            on_table(cx, A::GetTableMaintenanceConfiguration, path, &mut table).await?
+        }
+        E::GetTableMaintenanceJobStatus { table: path } => {
+            on_table(cx, A::GetTableMaintenanceJobStatus, path, &mut table).await?
+        }
+        E::GetTableStorageClass { table: path } => {
+            on_table(cx, A::GetTable, path, &mut table).await?
         }
         E::ListTagsForResource { arn } => match ResourceArn::parse(arn)? {
             ResourceArn::Bucket(bucket) => {
-                Need::Action(A::GetTableBucket, Resource::Bucket(bucket))
+                vec![Need::action(A::GetTableBucket, Resource::Bucket(bucket))]
             }
-            ResourceArn::Table(table) => Need::Action(A::GetTable, Resource::Table(table)),
+            ResourceArn::Table(table) => vec![Need::action(A::GetTable, Resource::Table(table))],
         },
-        E::TagResource { arn } | E::UntagResource { arn, .. } => {
-            Need::Owner(match ResourceArn::parse(arn)? {
+        E::TagResource { arn, .. } | E::UntagResource { arn, .. } => {
+            vec![Need::Owner(match ResourceArn::parse(arn)? {
                 ResourceArn::Bucket(bucket) => Resource::Bucket(bucket),
                 ResourceArn::Table(table) => Resource::Table(table),
-            })
+            })]
         }
-    })
+    };
+    Ok((Resolved { endpoint, table }, needs))
 }
 
-/// Whether a JSON body has a non-null top-level `field`.
-fn has_field(body: &[u8], field: &str) -> bool {
-    serde_json::from_slice::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| v.get(field).cloned())
-        .is_some_and(|v| !v.is_null())
-}
-
-/// The bucket a CreateTableBucket names in its body (`bucket/<name>`), or `bucket/*` when the body has none yet
+/// The bucket a CreateTableBucket names (`bucket/<name>`), or the account's `bucket/*` when the name is invalid
 /// (the operation then answers its own 400).
-fn new_bucket(app: &AppState, account: &AccountId, body: &[u8]) -> Resource {
-    let name = serde_json::from_slice::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| v.get("name").and_then(|n| n.as_str()).map(str::to_string))
-        .and_then(|n| BucketName::parse(&n).ok());
-    match name {
-        Some(name) => {
-            let config = app.catalog.config();
+fn new_bucket(cx: &Context<'_>, name: &str) -> Resource {
+    match BucketName::parse(name) {
+        Ok(name) => {
+            let config = cx.catalog().config();
             Resource::Bucket(BucketArn {
                 flavor: config.flavor,
                 region: config.region.clone(),
-                account: account.clone(),
+                account: cx.account.clone(),
                 name,
             })
         }
-        None => Resource::Account(account.clone()),
+        Err(_) => Resource::Account(cx.account.clone()),
     }
 }
 
-/// A table named by path: its ARN when it exists, else `<bucket>/table/*`.
-async fn table_resource(app: &AppState, path: &TablePath) -> Result<Resource, ControlPlaneError> {
+/// A table named by path: looked up (remembered in `table`); the need is on its ARN when it exists, else on
+/// `<bucket>/table/*`.
+async fn on_table(
+    cx: &Context<'_>,
+    action: Action,
+    path: &TablePath,
+    table: &mut Option<Result<TableRef, ControlPlaneError>>,
+) -> Result<Vec<Need>, ControlPlaneError> {
     let bucket = BucketArn::parse(&path.bucket)?;
-    let (Ok(namespace), Ok(name)) = (
-        tablebay_catalog::NamespaceName::parse(&path.namespace),
-        tablebay_catalog::TableName::parse(&path.name),
-    ) else {
-        return Ok(Resource::AnyTable(bucket));
-    };
-    match app
-        .catalog
-        .table(&TableRef::Name {
+    let named = match (
+        NamespaceName::parse(&path.namespace),
+        TableName::parse(&path.name),
+    ) {
+        (Ok(namespace), Ok(name)) => TableRef::Name {
             bucket: bucket.clone(),
             namespace,
             name,
-        })
-        .await
-    {
-        Ok(table) => Ok(Resource::Table(table.arn)),
-        Err(CatalogError::NotFound(_)) => Ok(Resource::AnyTable(bucket)),
-        Err(e) => Err(e.into()),
-    }
+        },
+        (Err(e), _) | (_, Err(e)) => {
+            *table = Some(Err(e.into()));
+            return Ok(vec![Need::action(action, Resource::AnyTable(bucket))]);
+        }
+    };
+    let resource = match cx.catalog().table(&named).await {
+        Ok(found) => {
+            *table = Some(Ok(TableRef::Arn(found.arn.clone())));
+            Resource::Table(found.arn)
+        }
+        Err(CatalogError::NotFound(message)) => {
+            *table = Some(Err(ControlPlaneError::NotFound(message)));
+            Resource::AnyTable(bucket)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok(vec![Need::action(action, resource)])
 }

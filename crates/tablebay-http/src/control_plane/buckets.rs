@@ -8,7 +8,7 @@ use tablebay_catalog::{
 };
 
 use super::error::ControlPlaneError;
-use super::request::{RequestContext, json, no_content, page_request, parse_body};
+use super::request::{RequestContext, json, no_content, page_request};
 use super::router::ListQuery;
 use super::wire::{
     ArnResponse, CreateTableBucketRequest, EncryptionConfiguration, ListTableBucketsResponse,
@@ -45,9 +45,8 @@ fn summary(bucket: &TableBucket) -> TableBucketSummary {
 pub(super) async fn create(
     catalog: &Catalog,
     ctx: &RequestContext,
-    body: &[u8],
+    req: CreateTableBucketRequest,
 ) -> Result<Response, ControlPlaneError> {
-    let req: CreateTableBucketRequest = parse_body(body)?;
     let new = NewBucket {
         name: BucketName::parse(&req.name)?,
         encryption: req.encryption_configuration.map(encryption).transpose()?,

@@ -1,12 +1,11 @@
 //! Put/Get/DeleteTableBucketEncryption and GetTableEncryption (a table's setting is fixed at creation).
 
 use axum::response::Response;
-use tablebay_catalog::{Catalog, Encryption};
+use tablebay_catalog::{Catalog, Encryption, TableRef};
 
 use super::buckets::encryption;
 use super::error::ControlPlaneError;
-use super::request::{RequestContext, json, no_content, ok_empty, parse_body};
-use super::router::TablePath;
+use super::request::{RequestContext, json, no_content, ok_empty};
 use super::wire::{EncryptionBody, EncryptionConfiguration};
 
 fn encryption_response(encryption: &Encryption) -> Result<Response, ControlPlaneError> {
@@ -23,10 +22,9 @@ pub(super) async fn put_bucket(
     catalog: &Catalog,
     ctx: &RequestContext,
     bucket: &str,
-    body: &[u8],
+    req: EncryptionBody,
 ) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
-    let req: EncryptionBody = parse_body(body)?;
     catalog
         .put_bucket_encryption(&bucket, &encryption(req.encryption_configuration)?)
         .await?;
@@ -61,9 +59,8 @@ pub(super) async fn delete_bucket(
 /// `GET /tables/{arn}/{ns}/{name}/encryption`.
 pub(super) async fn get_table(
     catalog: &Catalog,
-    ctx: &RequestContext,
-    table: &TablePath,
+    table: &TableRef,
 ) -> Result<Response, ControlPlaneError> {
-    let (_, encryption) = catalog.table_encryption(&ctx.table_ref(table)?).await?;
+    let (_, encryption) = catalog.table_encryption(table).await?;
     encryption_response(&encryption)
 }

@@ -4,8 +4,11 @@
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
+use tablebay_auth::AuthError;
 use tablebay_catalog::CatalogError;
 use tablebay_iam::IamError;
+
+use crate::pipeline::{PipelineError, WireError};
 
 /// An error answered by the control plane.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +31,9 @@ pub(crate) enum ControlPlaneError {
     /// 409 ConflictException.
     #[error("{0}")]
     Conflict(String),
+    /// 503 ServiceUnavailableException: a dependency is down and nothing was changed; retry.
+    #[error("{0}")]
+    Unavailable(String),
     /// 500 InternalServerErrorException; the cause is logged under an error id, not sent.
     #[error("internal error")]
     Internal(String),
@@ -44,16 +50,15 @@ impl ControlPlaneError {
                 (StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowedException")
             }
             Self::Conflict(_) => (StatusCode::CONFLICT, "ConflictException"),
+            Self::Unavailable(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailableException",
+            ),
             Self::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "InternalServerErrorException",
             ),
         }
-    }
-
-    /// The wire error type name (for logs and metrics).
-    pub(crate) fn error_type(&self) -> &'static str {
-        self.status_and_type().1
     }
 }
 
@@ -89,13 +94,52 @@ impl From<IamError> for ControlPlaneError {
     }
 }
 
-impl IntoResponse for ControlPlaneError {
-    fn into_response(self) -> Response {
+/// The control plane's (and admin's) answer to a failed authentication.
+pub(crate) fn auth_error(e: AuthError) -> ControlPlaneError {
+    ControlPlaneError::Forbidden(match e {
+        AuthError::Missing => "Missing Authentication Token".to_string(),
+        AuthError::UnknownAccessKey => "The security token included in the request is invalid.".to_string(),
+        AuthError::SignatureMismatch => "The request signature we calculated does not match the signature you \
+                                         provided. Check your AWS Secret Access Key and signing method."
+            .to_string(),
+        AuthError::RequestExpired => "Signature expired: the request time is too far from the server time.".to_string(),
+        AuthError::Malformed(why) => format!("Malformed authorization: {why}"),
+        AuthError::ScopeMismatch(why) => format!("Credential should be scoped correctly: {why}"),
+        AuthError::InvalidSessionToken => "The security token included in the request is invalid.".to_string(),
+        AuthError::ExpiredSessionToken => "The security token included in the request is expired".to_string(),
+        AuthError::PayloadMismatch => return ControlPlaneError::BadRequest(
+            "The body does not match the x-amz-content-sha256 header it was signed with".to_string()),
+        AuthError::Unavailable => return ControlPlaneError::Unavailable("The credential store is unavailable; retry".to_string()),
+    })
+}
+
+impl From<PipelineError> for ControlPlaneError {
+    fn from(e: PipelineError) -> Self {
+        match e {
+            PipelineError::Auth(e) | PipelineError::BearerToken(e) => auth_error(e),
+            PipelineError::BodyTooLarge { .. } | PipelineError::BodyUnreadable(_) => {
+                Self::BadRequest(e.to_string())
+            }
+            PipelineError::Busy => Self::Unavailable(e.to_string()),
+        }
+    }
+}
+
+impl WireError for ControlPlaneError {
+    fn status(&self) -> StatusCode {
+        self.status_and_type().0
+    }
+
+    fn kind(&self) -> &'static str {
+        self.status_and_type().1
+    }
+
+    fn render(self, request_id: &str) -> Response {
         let (status, error_type) = self.status_and_type();
         let message = match &self {
             Self::Internal(detail) => {
                 let error_id = uuid::Uuid::new_v4();
-                tracing::error!(%error_id, detail, "control plane internal error");
+                tracing::error!(%error_id, request_id, detail, "control plane internal error");
                 format!("An internal error occurred (error id {error_id}).")
             }
             other => other.to_string(),
@@ -108,6 +152,15 @@ impl IntoResponse for ControlPlaneError {
             HeaderValue::from_static("application/json"),
         );
         headers.insert("x-amzn-errortype", HeaderValue::from_static(error_type));
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         response
+    }
+}
+
+impl IntoResponse for ControlPlaneError {
+    fn into_response(self) -> Response {
+        self.render("-")
     }
 }

@@ -8,13 +8,13 @@ use std::str::FromStr;
 use axum::response::Response;
 use tablebay_catalog::{
     BucketMaintenance, Catalog, CompactionSettings, CompactionStrategy, JobConfig,
-    MaintenanceJobType, MaintenanceStatus, SnapshotManagementSettings, TableMaintenance,
+    MaintenanceJobType, MaintenanceStatus, SnapshotManagementSettings, TableMaintenance, TableRef,
     TableMaintenanceUpdate, UnreferencedFileRemovalSettings,
 };
 
 use super::error::ControlPlaneError;
-use super::request::{RequestContext, json, no_content, parse_body};
-use super::router::TablePath;
+use super::request::{RequestContext, json, no_content};
+
 use super::wire::{
     CompactionSettingsWire, GetTableBucketMaintenanceResponse,
     GetTableMaintenanceJobStatusResponse, GetTableMaintenanceResponse, JobStatusWire,
@@ -69,7 +69,7 @@ pub(super) async fn put_bucket(
     ctx: &RequestContext,
     bucket: &str,
     raw_type: &str,
-    body: &[u8],
+    request: PutMaintenanceRequest,
 ) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
     let job = job_type(raw_type)?;
@@ -78,7 +78,7 @@ pub(super) async fn put_bucket(
             "Invalid table bucket maintenance type '{raw_type}'"
         )));
     }
-    let PutMaintenanceRequest { value } = parse_body(body)?;
+    let PutMaintenanceRequest { value } = request;
     let settings = value.settings.as_ref();
     if let Some(settings) = settings {
         only(settings, job)?;
@@ -133,14 +133,12 @@ pub(super) async fn get_bucket(
 /// `PUT /tables/{arn}/{ns}/{name}/maintenance/{type}`.
 pub(super) async fn put_table(
     catalog: &Catalog,
-    ctx: &RequestContext,
-    table: &TablePath,
+    table: &TableRef,
     raw_type: &str,
-    body: &[u8],
+    request: PutMaintenanceRequest,
 ) -> Result<Response, ControlPlaneError> {
-    let table = ctx.table_ref(table)?;
     let job = job_type(raw_type)?;
-    let PutMaintenanceRequest { value } = parse_body(body)?;
+    let PutMaintenanceRequest { value } = request;
     if let Some(settings) = &value.settings {
         only(settings, job)?;
     }
@@ -222,10 +220,9 @@ fn table_configuration(maintenance: &TableMaintenance) -> BTreeMap<&'static str,
 /// `GET /tables/{arn}/{ns}/{name}/maintenance`.
 pub(super) async fn get_table(
     catalog: &Catalog,
-    ctx: &RequestContext,
-    table: &TablePath,
+    table: &TableRef,
 ) -> Result<Response, ControlPlaneError> {
-    let (table, maintenance) = catalog.table_maintenance(&ctx.table_ref(table)?).await?;
+    let (table, maintenance) = catalog.table_maintenance(table).await?;
     json(&GetTableMaintenanceResponse {
         table_arn: table.arn.to_string(),
         configuration: table_configuration(&maintenance),
@@ -235,11 +232,10 @@ pub(super) async fn get_table(
 /// `GET /tables/{arn}/{ns}/{name}/maintenance-job-status`.
 pub(super) async fn job_status(
     catalog: &Catalog,
-    ctx: &RequestContext,
-    table: &TablePath,
+    table: &TableRef,
 ) -> Result<Response, ControlPlaneError> {
     let (table, statuses) = catalog
-        .maintenance_job_status(&ctx.table_ref(table)?)
+        .maintenance_job_status(table)
         .await?;
     json(&GetTableMaintenanceJobStatusResponse {
         table_arn: table.arn.to_string(),

@@ -16,7 +16,7 @@ mod tables;
 mod tagging;
 mod wire;
 
-pub(crate) use dispatch::{auth_error, handle};
-pub(crate) use error::ControlPlaneError;
+pub(crate) use dispatch::handle;
+pub(crate) use error::{ControlPlaneError, auth_error};
 pub(crate) use request::json;
 pub(crate) use wire::timestamp;

@@ -6,7 +6,7 @@ use axum::response::Response;
 use tablebay_catalog::{Catalog, Namespace, NamespaceName};
 
 use super::error::ControlPlaneError;
-use super::request::{RequestContext, json, no_content, page_request, parse_body};
+use super::request::{RequestContext, json, no_content, page_request};
 use super::router::ListQuery;
 use super::wire::{
     CreateNamespaceRequest, CreateNamespaceResponse, ListNamespacesResponse, NamespaceSummary,
@@ -29,10 +29,9 @@ pub(super) async fn create(
     catalog: &Catalog,
     ctx: &RequestContext,
     bucket: &str,
-    body: &[u8],
+    req: CreateNamespaceRequest,
 ) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
-    let req: CreateNamespaceRequest = parse_body(body)?;
     // S3 Tables namespaces have exactly one level (§3.2: a list of exactly one NamespaceName).
     let [name] = req.namespace.as_slice() else {
         return Err(ControlPlaneError::BadRequest(

@@ -2,15 +2,13 @@
 //! inside the body (`{"resourcePolicy": "{…}"}`) and is validated before it is stored.
 
 use axum::response::Response;
-use tablebay_catalog::{Catalog, ResourcePolicy};
+use tablebay_catalog::{Catalog, ResourcePolicy, TableRef};
 
 use super::error::ControlPlaneError;
-use super::request::{RequestContext, json, no_content, ok_empty, parse_body};
-use super::router::TablePath;
+use super::request::{RequestContext, json, no_content, ok_empty};
 use super::wire::ResourcePolicyBody;
 
-fn policy(body: &[u8]) -> Result<ResourcePolicy, ControlPlaneError> {
-    let req: ResourcePolicyBody = parse_body(body)?;
+fn policy(req: ResourcePolicyBody) -> Result<ResourcePolicy, ControlPlaneError> {
     Ok(ResourcePolicy::parse(&req.resource_policy)?)
 }
 
@@ -25,10 +23,10 @@ pub(super) async fn put_bucket(
     catalog: &Catalog,
     ctx: &RequestContext,
     bucket: &str,
-    body: &[u8],
+    request: ResourcePolicyBody,
 ) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
-    catalog.put_bucket_policy(&bucket, &policy(body)?).await?;
+    catalog.put_bucket_policy(&bucket, &policy(request)?).await?;
     ok_empty()
 }
 
@@ -56,30 +54,26 @@ pub(super) async fn delete_bucket(
 /// `PUT /tables/{arn}/{ns}/{name}/policy`.
 pub(super) async fn put_table(
     catalog: &Catalog,
-    ctx: &RequestContext,
-    table: &TablePath,
-    body: &[u8],
+    table: &TableRef,
+    request: ResourcePolicyBody,
 ) -> Result<Response, ControlPlaneError> {
-    let table = ctx.table_ref(table)?;
-    catalog.put_table_policy(&table, &policy(body)?).await?;
+    catalog.put_table_policy(&table, &policy(request)?).await?;
     ok_empty()
 }
 
 /// `GET /tables/{arn}/{ns}/{name}/policy`.
 pub(super) async fn get_table(
     catalog: &Catalog,
-    ctx: &RequestContext,
-    table: &TablePath,
+    table: &TableRef,
 ) -> Result<Response, ControlPlaneError> {
-    policy_response(&catalog.table_policy(&ctx.table_ref(table)?).await?)
+    policy_response(&catalog.table_policy(table).await?)
 }
 
 /// `DELETE /tables/{arn}/{ns}/{name}/policy`.
 pub(super) async fn delete_table(
     catalog: &Catalog,
-    ctx: &RequestContext,
-    table: &TablePath,
+    table: &TableRef,
 ) -> Result<Response, ControlPlaneError> {
-    catalog.delete_table_policy(&ctx.table_ref(table)?).await?;
+    catalog.delete_table_policy(table).await?;
     no_content()
 }

@@ -4,19 +4,14 @@
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
-use tablebay_auth::Principal;
-use tablebay_catalog::{
-    AccountId, BucketArn, NamespaceName, PageRequest, TableArn, TableName, TableRef,
-};
+use tablebay_catalog::{AccountId, BucketArn, PageRequest};
 
 use super::error::ControlPlaneError;
-use super::router::{ListQuery, TablePath};
+use super::router::ListQuery;
 
-/// Who is asking, once SigV4 has been verified.
+/// Who is asking, once SigV4 has been verified (from the pipeline's context).
 #[derive(Clone, Debug)]
 pub(crate) struct RequestContext {
-    pub principal: Principal,
     pub account: AccountId,
 }
 
@@ -25,31 +20,6 @@ impl RequestContext {
     pub(crate) fn bucket_arn(&self, raw: &str) -> Result<BucketArn, ControlPlaneError> {
         Ok(BucketArn::parse(raw)?)
     }
-
-    /// A table ARN (authorized before the operation, in `access.rs`).
-    pub(crate) fn table_arn(&self, raw: &str) -> Result<TableArn, ControlPlaneError> {
-        Ok(TableArn::parse(raw)?)
-    }
-
-    /// A table named by path segments.
-    pub(crate) fn table_ref(&self, path: &TablePath) -> Result<TableRef, ControlPlaneError> {
-        Ok(TableRef::Name {
-            bucket: self.bucket_arn(&path.bucket)?,
-            namespace: NamespaceName::parse(&path.namespace)?,
-            name: TableName::parse(&path.name)?,
-        })
-    }
-}
-
-/// Parses a JSON body; an empty body reads as `{}` (botocore omits bodies without members).
-pub(crate) fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ControlPlaneError> {
-    let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
-        b"{}"
-    } else {
-        body
-    };
-    serde_json::from_slice(body)
-        .map_err(|e| ControlPlaneError::BadRequest(format!("Invalid request body: {e}")))
 }
 
 /// Validates listing parameters.

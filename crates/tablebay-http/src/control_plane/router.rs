@@ -6,8 +6,15 @@
 
 use http::Method;
 use percent_encoding::percent_decode_str;
+use serde::de::DeserializeOwned;
 
 use super::error::ControlPlaneError;
+use super::wire::{
+    CreateNamespaceRequest, CreateTableBucketRequest, CreateTableRequest, EncryptionBody,
+    PutMaintenanceRequest, RenameTableRequest, ResourcePolicyBody, StorageClassBody, TagsBody,
+    UpdateTableMetadataLocationRequest,
+};
+use crate::pipeline::RequestBody;
 
 /// A table named by bucket ARN, namespace and name, as path segments give it (not yet validated).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,10 +40,13 @@ pub(crate) enum GetTableSelector {
     Path(TablePath),
 }
 
-/// Every control-plane operation this server answers, with its parameters.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Every control-plane operation this server answers, with every input it takes (path, query and body) parsed
+/// once: authorization and the handler read the same values.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Endpoint {
-    CreateTableBucket,
+    CreateTableBucket {
+        request: CreateTableBucketRequest,
+    },
     ListTableBuckets {
         query: ListQuery,
         bucket_type: Option<String>,
@@ -49,6 +59,7 @@ pub(crate) enum Endpoint {
     },
     PutTableBucketPolicy {
         bucket: String,
+        request: ResourcePolicyBody,
     },
     GetTableBucketPolicy {
         bucket: String,
@@ -58,6 +69,7 @@ pub(crate) enum Endpoint {
     },
     PutTableBucketEncryption {
         bucket: String,
+        request: EncryptionBody,
     },
     GetTableBucketEncryption {
         bucket: String,
@@ -68,12 +80,14 @@ pub(crate) enum Endpoint {
     PutTableBucketMaintenanceConfiguration {
         bucket: String,
         job_type: String,
+        request: PutMaintenanceRequest,
     },
     GetTableBucketMaintenanceConfiguration {
         bucket: String,
     },
     PutTableBucketStorageClass {
         bucket: String,
+        request: StorageClassBody,
     },
     GetTableBucketStorageClass {
         bucket: String,
@@ -89,6 +103,7 @@ pub(crate) enum Endpoint {
     },
     CreateNamespace {
         bucket: String,
+        request: CreateNamespaceRequest,
     },
     ListNamespaces {
         bucket: String,
@@ -105,6 +120,7 @@ pub(crate) enum Endpoint {
     CreateTable {
         bucket: String,
         namespace: String,
+        request: CreateTableRequest,
     },
     ListTables {
         bucket: String,
@@ -120,15 +136,18 @@ pub(crate) enum Endpoint {
     },
     RenameTable {
         table: TablePath,
+        request: RenameTableRequest,
     },
     GetTableMetadataLocation {
         table: TablePath,
     },
     UpdateTableMetadataLocation {
         table: TablePath,
+        request: UpdateTableMetadataLocationRequest,
     },
     PutTablePolicy {
         table: TablePath,
+        request: ResourcePolicyBody,
     },
     GetTablePolicy {
         table: TablePath,
@@ -142,6 +161,7 @@ pub(crate) enum Endpoint {
     PutTableMaintenanceConfiguration {
         table: TablePath,
         job_type: String,
+        request: PutMaintenanceRequest,
     },
     GetTableMaintenanceConfiguration {
         table: TablePath,
@@ -154,6 +174,7 @@ pub(crate) enum Endpoint {
     },
     TagResource {
         arn: String,
+        request: TagsBody,
     },
     UntagResource {
         arn: String,
@@ -168,7 +189,7 @@ impl Endpoint {
     /// The API operation name (logs, metrics, and the IAM action of the same name).
     pub(crate) fn operation(&self) -> &'static str {
         match self {
-            Self::CreateTableBucket => "CreateTableBucket",
+            Self::CreateTableBucket { .. } => "CreateTableBucket",
             Self::ListTableBuckets { .. } => "ListTableBuckets",
             Self::GetTableBucket { .. } => "GetTableBucket",
             Self::DeleteTableBucket { .. } => "DeleteTableBucket",
@@ -260,11 +281,19 @@ fn segments(path: &str) -> Result<Vec<String>, ControlPlaneError> {
     Ok(out)
 }
 
-/// Maps a request to its operation; anything else is a 400 naming what was asked.
+/// Parses a JSON request body into its request type; a blank body reads as `{}` (botocore omits bodies without
+/// members), and one that does not parse is a 400.
+fn json<T: DeserializeOwned>(body: &RequestBody) -> Result<T, ControlPlaneError> {
+    body.json(true)
+        .map_err(|e| ControlPlaneError::BadRequest(format!("Invalid request body: {e}")))
+}
+
+/// Maps a request to its operation, with its body parsed; anything else is a 400 naming what was asked.
 pub(crate) fn route(
     method: &Method,
     path: &str,
     query: Option<&str>,
+    body: &RequestBody,
 ) -> Result<Endpoint, ControlPlaneError> {
     let segs = segments(path)?;
     let q = query_pairs(query);
@@ -282,7 +311,9 @@ pub(crate) fn route(
     let m = method.clone();
     use Endpoint as E;
     let endpoint = match (m, seg.as_slice()) {
-        (Method::PUT, ["buckets"]) => E::CreateTableBucket,
+        (Method::PUT, ["buckets"]) => E::CreateTableBucket {
+            request: json(body)?,
+        },
         (Method::GET, ["buckets"]) => E::ListTableBuckets {
             query: list("maxBuckets"),
             bucket_type: first(&q, "type"),
@@ -295,6 +326,7 @@ pub(crate) fn route(
         },
         (Method::PUT, ["buckets", b, "policy"]) => E::PutTableBucketPolicy {
             bucket: b.to_string(),
+            request: json(body)?,
         },
         (Method::GET, ["buckets", b, "policy"]) => E::GetTableBucketPolicy {
             bucket: b.to_string(),
@@ -304,6 +336,7 @@ pub(crate) fn route(
         },
         (Method::PUT, ["buckets", b, "encryption"]) => E::PutTableBucketEncryption {
             bucket: b.to_string(),
+            request: json(body)?,
         },
         (Method::GET, ["buckets", b, "encryption"]) => E::GetTableBucketEncryption {
             bucket: b.to_string(),
@@ -318,10 +351,12 @@ pub(crate) fn route(
             E::PutTableBucketMaintenanceConfiguration {
                 bucket: b.to_string(),
                 job_type: t.to_string(),
+                request: json(body)?,
             }
         }
         (Method::PUT, ["buckets", b, "storage-class"]) => E::PutTableBucketStorageClass {
             bucket: b.to_string(),
+            request: json(body)?,
         },
         (Method::GET, ["buckets", b, "storage-class"]) => E::GetTableBucketStorageClass {
             bucket: b.to_string(),
@@ -337,6 +372,7 @@ pub(crate) fn route(
         },
         (Method::PUT, ["namespaces", b]) => E::CreateNamespace {
             bucket: b.to_string(),
+            request: json(body)?,
         },
         (Method::GET, ["namespaces", b]) => E::ListNamespaces {
             bucket: b.to_string(),
@@ -358,6 +394,7 @@ pub(crate) fn route(
         (Method::PUT, ["tables", b, n]) => E::CreateTable {
             bucket: b.to_string(),
             namespace: n.to_string(),
+            request: json(body)?,
         },
         (Method::GET, ["tables", b, n, t]) => E::GetTable {
             table: GetTableSelector::Path(table(b, n, t)),
@@ -368,15 +405,18 @@ pub(crate) fn route(
         },
         (Method::PUT, ["tables", b, n, t, "rename"]) => E::RenameTable {
             table: table(b, n, t),
+            request: json(body)?,
         },
         (Method::GET, ["tables", b, n, t, "metadata-location"]) => E::GetTableMetadataLocation {
             table: table(b, n, t),
         },
         (Method::PUT, ["tables", b, n, t, "metadata-location"]) => E::UpdateTableMetadataLocation {
             table: table(b, n, t),
+            request: json(body)?,
         },
         (Method::PUT, ["tables", b, n, t, "policy"]) => E::PutTablePolicy {
             table: table(b, n, t),
+            request: json(body)?,
         },
         (Method::GET, ["tables", b, n, t, "policy"]) => E::GetTablePolicy {
             table: table(b, n, t),
@@ -394,6 +434,7 @@ pub(crate) fn route(
             E::PutTableMaintenanceConfiguration {
                 table: table(b, n, t),
                 job_type: job.to_string(),
+                request: json(body)?,
             }
         }
         (Method::GET, ["tables", b, n, t, "maintenance-job-status"]) => {
@@ -424,6 +465,7 @@ pub(crate) fn route(
         }
         (Method::POST, ["tag", arn]) => E::TagResource {
             arn: arn.to_string(),
+            request: json(body)?,
         },
         (Method::GET, ["tag", arn]) => E::ListTagsForResource {
             arn: arn.to_string(),
@@ -458,6 +500,18 @@ mod tests {
     const B: &str = "arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket";
     const ARN: &str = "arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket";
 
+    fn parsed<T: serde::de::DeserializeOwned>(json: &str) -> T {
+        serde_json::from_str(json).unwrap()
+    }
+
+    const BUCKET_BODY: &str = r#"{"name":"mybucket"}"#;
+    const POLICY_BODY: &str = r#"{"resourcePolicy":"{}"}"#;
+    const MAINTENANCE_BODY: &str = r#"{"value":{"status":"enabled"}}"#;
+    const NAMESPACE_BODY: &str = r#"{"namespace":["ns1"]}"#;
+    const TABLE_BODY: &str = r#"{"name":"t1","format":"ICEBERG"}"#;
+    const LOCATION_BODY: &str = r#"{"versionToken":"vt","metadataLocation":"s3://x/m.json"}"#;
+    const TAGS_BODY: &str = r#"{"tags":{"a":"b"}}"#;
+
     fn tp() -> TablePath {
         TablePath {
             bucket: ARN.into(),
@@ -474,7 +528,9 @@ mod tests {
                 Method::PUT,
                 "/buckets".into(),
                 None,
-                Endpoint::CreateTableBucket,
+                Endpoint::CreateTableBucket {
+                    request: parsed(BUCKET_BODY),
+                },
             ),
             (
                 Method::GET,
@@ -505,7 +561,10 @@ mod tests {
                 Method::PUT,
                 format!("/buckets/{B}/policy"),
                 None,
-                Endpoint::PutTableBucketPolicy { bucket: ARN.into() },
+                Endpoint::PutTableBucketPolicy {
+                    bucket: ARN.into(),
+                    request: parsed(POLICY_BODY),
+                },
             ),
             (
                 Method::GET,
@@ -520,6 +579,7 @@ mod tests {
                 Endpoint::PutTableBucketMaintenanceConfiguration {
                     bucket: ARN.into(),
                     job_type: "icebergUnreferencedFileRemoval".into(),
+                    request: parsed(MAINTENANCE_BODY),
                 },
             ),
             (
@@ -532,7 +592,10 @@ mod tests {
                 Method::PUT,
                 format!("/namespaces/{B}"),
                 None,
-                Endpoint::CreateNamespace { bucket: ARN.into() },
+                Endpoint::CreateNamespace {
+                    bucket: ARN.into(),
+                    request: parsed(NAMESPACE_BODY),
+                },
             ),
             (
                 Method::GET,
@@ -563,6 +626,7 @@ mod tests {
                 Endpoint::CreateTable {
                     bucket: ARN.into(),
                     namespace: "ns1".into(),
+                    request: parsed(TABLE_BODY),
                 },
             ),
             (
@@ -620,13 +684,19 @@ mod tests {
                 Method::PUT,
                 format!("/tables/{B}/ns1/t1/rename"),
                 None,
-                Endpoint::RenameTable { table: tp() },
+                Endpoint::RenameTable {
+                    table: tp(),
+                    request: RenameTableRequest::default(),
+                },
             ),
             (
                 Method::PUT,
                 format!("/tables/{B}/ns1/t1/metadata-location"),
                 None,
-                Endpoint::UpdateTableMetadataLocation { table: tp() },
+                Endpoint::UpdateTableMetadataLocation {
+                    table: tp(),
+                    request: parsed(LOCATION_BODY),
+                },
             ),
             (
                 Method::GET,
@@ -641,6 +711,7 @@ mod tests {
                 Endpoint::PutTableMaintenanceConfiguration {
                     table: tp(),
                     job_type: "icebergCompaction".into(),
+                    request: parsed(MAINTENANCE_BODY),
                 },
             ),
             (
@@ -653,7 +724,10 @@ mod tests {
                 Method::POST,
                 format!("/tag/{B}"),
                 None,
-                Endpoint::TagResource { arn: ARN.into() },
+                Endpoint::TagResource {
+                    arn: ARN.into(),
+                    request: parsed(TAGS_BODY),
+                },
             ),
             (
                 Method::DELETE,
@@ -679,8 +753,21 @@ mod tests {
             ),
         ];
         for (method, path, query, expected) in cases {
+            // Each operation with a body gets the one its expected endpoint was parsed from.
+            let body = match &expected {
+                Endpoint::CreateTableBucket { .. } => BUCKET_BODY,
+                Endpoint::PutTableBucketPolicy { .. } => POLICY_BODY,
+                Endpoint::PutTableBucketMaintenanceConfiguration { .. }
+                | Endpoint::PutTableMaintenanceConfiguration { .. } => MAINTENANCE_BODY,
+                Endpoint::CreateNamespace { .. } => NAMESPACE_BODY,
+                Endpoint::CreateTable { .. } => TABLE_BODY,
+                Endpoint::UpdateTableMetadataLocation { .. } => LOCATION_BODY,
+                Endpoint::TagResource { .. } => TAGS_BODY,
+                _ => "",
+            };
+            let body = RequestBody::new(bytes::Bytes::from(body));
             assert_eq!(
-                route(&method, &path, query).unwrap(),
+                route(&method, &path, query, &body).unwrap(),
                 expected,
                 "{method} {path}"
             );
@@ -689,10 +776,17 @@ mod tests {
 
     #[test]
     fn rejects_unknown_and_ambiguous_requests() {
-        assert!(route(&Method::POST, "/buckets", None).is_err());
-        assert!(route(&Method::GET, "/nothing", None).is_err());
-        assert!(route(&Method::GET, "/get-table", Some("tableArn=x&name=t")).is_err());
-        assert!(route(&Method::GET, "/get-table", Some("namespace=n&name=t")).is_err());
-        assert!(route(&Method::GET, "/buckets/%FF", None).is_err());
+        let none = RequestBody::default();
+        assert!(route(&Method::POST, "/buckets", None, &none).is_err());
+        assert!(route(&Method::GET, "/nothing", None, &none).is_err());
+        assert!(route(&Method::GET, "/get-table", Some("tableArn=x&name=t"), &none).is_err());
+        assert!(route(&Method::GET, "/get-table", Some("namespace=n&name=t"), &none).is_err());
+        assert!(route(&Method::GET, "/buckets/%FF", None, &none).is_err());
+        // A body is parsed once, strictly: not UTF-8, not JSON, or the wrong shape is a 400.
+        for body in [&b"{\"name\":\"b\xff\"}"[..], b"{", b"[]", b"{\"name\":1}"] {
+            let body = RequestBody::new(bytes::Bytes::copy_from_slice(body));
+            let err = route(&Method::PUT, "/buckets", None, &body).unwrap_err();
+            assert!(matches!(err, ControlPlaneError::BadRequest(_)), "{err:?}");
+        }
     }
 }

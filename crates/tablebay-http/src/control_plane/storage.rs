@@ -2,12 +2,11 @@
 //! metrics configuration (Put/Get/DeleteTableBucketMetricsConfiguration).
 
 use axum::response::Response;
-use tablebay_catalog::{Catalog, StorageClass};
+use tablebay_catalog::{Catalog, StorageClass, TableRef};
 
 use super::buckets::storage_class;
 use super::error::ControlPlaneError;
-use super::request::{RequestContext, json, no_content, ok_empty, parse_body};
-use super::router::TablePath;
+use super::request::{RequestContext, json, no_content, ok_empty};
 use super::wire::{GetTableBucketMetricsResponse, StorageClassBody, StorageClassConfiguration};
 
 fn class_response(class: StorageClass) -> Result<Response, ControlPlaneError> {
@@ -23,10 +22,9 @@ pub(super) async fn put_bucket_class(
     catalog: &Catalog,
     ctx: &RequestContext,
     bucket: &str,
-    body: &[u8],
+    req: StorageClassBody,
 ) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
-    let req: StorageClassBody = parse_body(body)?;
     catalog
         .put_bucket_storage_class(&bucket, storage_class(&req.storage_class_configuration)?)
         .await?;
@@ -49,10 +47,9 @@ pub(super) async fn get_bucket_class(
 /// `GET /tables/{arn}/{ns}/{name}/storage-class`.
 pub(super) async fn get_table_class(
     catalog: &Catalog,
-    ctx: &RequestContext,
-    table: &TablePath,
+    table: &TableRef,
 ) -> Result<Response, ControlPlaneError> {
-    class_response(catalog.table_storage_class(&ctx.table_ref(table)?).await?)
+    class_response(catalog.table_storage_class(table).await?)
 }
 
 /// `PUT /buckets/{arn}/metrics` (bodiless).

@@ -8,8 +8,8 @@ use tablebay_catalog::{
 
 use super::buckets::{encryption, storage_class};
 use super::error::ControlPlaneError;
-use super::request::{RequestContext, json, no_content, page_request, parse_body};
-use super::router::{GetTableSelector, ListQuery, TablePath};
+use super::request::{RequestContext, json, no_content, page_request};
+use super::router::ListQuery;
 use super::wire::{
     CreateTableRequest, CreateTableResponse, GetTableMetadataLocationResponse, GetTableResponse,
     IcebergMetadata, ListTablesResponse, RenameTableRequest, TableMetadata, TableSummary,
@@ -79,11 +79,10 @@ pub(super) async fn create(
     ctx: &RequestContext,
     bucket: &str,
     namespace: &str,
-    body: &[u8],
+    req: CreateTableRequest,
 ) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
     let namespace = NamespaceName::parse(namespace)?;
-    let req: CreateTableRequest = parse_body(body)?;
     let new = NewTable {
         name: TableName::parse(&req.name)?,
         format: req.format,
@@ -126,16 +125,8 @@ fn get_response(table: Table) -> GetTableResponse {
 }
 
 /// `GET /get-table?…` and the legacy `GET /tables/{tableBucketARN}/{namespace}/{name}`.
-pub(super) async fn get(
-    catalog: &Catalog,
-    ctx: &RequestContext,
-    selector: &GetTableSelector,
-) -> Result<Response, ControlPlaneError> {
-    let table_ref = match selector {
-        GetTableSelector::Arn(arn) => TableRef::Arn(ctx.table_arn(arn)?),
-        GetTableSelector::Path(path) => ctx.table_ref(path)?,
-    };
-    json(&get_response(catalog.table(&table_ref).await?))
+pub(super) async fn get(catalog: &Catalog, table: &TableRef) -> Result<Response, ControlPlaneError> {
+    json(&get_response(catalog.table(table).await?))
 }
 
 /// `GET /tables/{tableBucketARN}`.
@@ -173,12 +164,11 @@ pub(super) async fn list(
 /// `DELETE /tables/{tableBucketARN}/{namespace}/{name}?versionToken=`.
 pub(super) async fn delete(
     catalog: &Catalog,
-    ctx: &RequestContext,
-    table: &TablePath,
+    table: &TableRef,
     version_token: Option<&str>,
 ) -> Result<Response, ControlPlaneError> {
     catalog
-        .delete_table(&ctx.table_ref(table)?, version_token)
+        .delete_table(table, version_token)
         .await?;
     no_content()
 }
@@ -187,11 +177,9 @@ pub(super) async fn delete(
 pub(super) async fn rename(
     catalog: &Catalog,
     ctx: &RequestContext,
-    table: &TablePath,
-    body: &[u8],
+    table: &TableRef,
+    req: RenameTableRequest,
 ) -> Result<Response, ControlPlaneError> {
-    let table = ctx.table_ref(table)?;
-    let req: RenameTableRequest = parse_body(body)?;
     let new_namespace = req
         .new_namespace_name
         .as_deref()
@@ -200,7 +188,7 @@ pub(super) async fn rename(
     let new_name = req.new_name.as_deref().map(TableName::parse).transpose()?;
     catalog
         .rename_table(
-            &table,
+            table,
             new_namespace.as_ref(),
             new_name.as_ref(),
             req.version_token.as_deref(),
@@ -213,10 +201,9 @@ pub(super) async fn rename(
 /// `GET /tables/{tableBucketARN}/{namespace}/{name}/metadata-location`.
 pub(super) async fn get_metadata_location(
     catalog: &Catalog,
-    ctx: &RequestContext,
-    table: &TablePath,
+    table: &TableRef,
 ) -> Result<Response, ControlPlaneError> {
-    let table = catalog.table(&ctx.table_ref(table)?).await?;
+    let table = catalog.table(table).await?;
     json(&GetTableMetadataLocationResponse {
         version_token: table.version_token,
         metadata_location: table.metadata_location,
@@ -228,14 +215,12 @@ pub(super) async fn get_metadata_location(
 pub(super) async fn update_metadata_location(
     catalog: &Catalog,
     ctx: &RequestContext,
-    table: &TablePath,
-    body: &[u8],
+    table: &TableRef,
+    req: UpdateTableMetadataLocationRequest,
 ) -> Result<Response, ControlPlaneError> {
-    let table = ctx.table_ref(table)?;
-    let req: UpdateTableMetadataLocationRequest = parse_body(body)?;
     let table = catalog
         .update_metadata_location(
-            &table,
+            table,
             &req.version_token,
             &req.metadata_location,
             &ctx.account,

@@ -4,23 +4,21 @@ use axum::response::Response;
 use tablebay_catalog::{Catalog, ResourceArn, Tags};
 
 use super::error::ControlPlaneError;
-use super::request::{RequestContext, json, no_content, ok_empty, parse_body};
+use super::request::{json, no_content, ok_empty};
 use super::wire::TagsBody;
 
 /// The resource ARN (authorized before the operation, in `access.rs`).
-fn resource(_ctx: &RequestContext, raw: &str) -> Result<ResourceArn, ControlPlaneError> {
+fn resource(raw: &str) -> Result<ResourceArn, ControlPlaneError> {
     Ok(ResourceArn::parse(raw)?)
 }
 
 /// `POST /tag/{resourceArn}`.
 pub(super) async fn tag(
     catalog: &Catalog,
-    ctx: &RequestContext,
     arn: &str,
-    body: &[u8],
+    req: TagsBody,
 ) -> Result<Response, ControlPlaneError> {
-    let arn = resource(ctx, arn)?;
-    let req: TagsBody = parse_body(body)?;
+    let arn = resource(arn)?;
     if req.tags.is_empty() {
         return Err(ControlPlaneError::BadRequest(
             "tags must not be empty".to_string(),
@@ -33,11 +31,10 @@ pub(super) async fn tag(
 /// `DELETE /tag/{resourceArn}?tagKeys=…`.
 pub(super) async fn untag(
     catalog: &Catalog,
-    ctx: &RequestContext,
     arn: &str,
     keys: &[String],
 ) -> Result<Response, ControlPlaneError> {
-    let arn = resource(ctx, arn)?;
+    let arn = resource(arn)?;
     if keys.is_empty() {
         return Err(ControlPlaneError::BadRequest(
             "tagKeys must not be empty".to_string(),
@@ -53,9 +50,8 @@ pub(super) async fn untag(
 /// `GET /tag/{resourceArn}`.
 pub(super) async fn list(
     catalog: &Catalog,
-    ctx: &RequestContext,
     arn: &str,
 ) -> Result<Response, ControlPlaneError> {
-    let tags = catalog.tags(&resource(ctx, arn)?).await?;
+    let tags = catalog.tags(&resource(arn)?).await?;
     json(&TagsBody { tags: tags.0 })
 }

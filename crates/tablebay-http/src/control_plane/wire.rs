@@ -11,7 +11,7 @@ pub(crate) fn timestamp(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
-#[derive(Debug, Deserialize, Serialize, Clone)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EncryptionConfiguration {
     pub sse_algorithm: String,
@@ -19,13 +19,13 @@ pub(crate) struct EncryptionConfiguration {
     pub kms_key_arn: Option<String>,
 }
 
-#[derive(Debug, Deserialize, Serialize, Clone)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct StorageClassConfiguration {
     pub storage_class: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateTableBucketRequest {
     pub name: String,
@@ -59,7 +59,7 @@ pub(crate) struct ListTableBucketsResponse {
     pub continuation_token: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(crate) struct CreateNamespaceRequest {
     pub namespace: Vec<String>,
 }
@@ -92,13 +92,13 @@ pub(crate) struct ListNamespacesResponse {
 }
 
 /// `metadata` of CreateTable: a union with the single member `iceberg`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TableMetadata {
     pub iceberg: Option<IcebergMetadata>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct IcebergMetadata {
     pub schema: Option<IcebergSchema>,
@@ -109,12 +109,12 @@ pub(crate) struct IcebergMetadata {
 }
 
 /// The original flat schema: `{"fields": [{"id"?, "name", "type", "required"?}]}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(crate) struct IcebergSchema {
     pub fields: Vec<SchemaField>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(crate) struct SchemaField {
     pub id: Option<i64>,
     pub name: String,
@@ -123,7 +123,7 @@ pub(crate) struct SchemaField {
     pub required: Option<bool>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateTableRequest {
     pub name: String,
@@ -188,7 +188,7 @@ pub(crate) struct ListTablesResponse {
     pub continuation_token: Option<String>,
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RenameTableRequest {
     pub new_namespace_name: Option<String>,
@@ -205,7 +205,7 @@ pub(crate) struct GetTableMetadataLocationResponse {
     pub warehouse_location: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct UpdateTableMetadataLocationRequest {
     pub version_token: String,
@@ -223,31 +223,31 @@ pub(crate) struct UpdateTableMetadataLocationResponse {
     pub metadata_location: String,
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ResourcePolicyBody {
     pub resource_policy: String,
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EncryptionBody {
     pub encryption_configuration: EncryptionConfiguration,
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct StorageClassBody {
     pub storage_class_configuration: StorageClassConfiguration,
 }
 
 /// `{"value": {"status"?, "settings"?}}` of both Put*MaintenanceConfiguration operations.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(crate) struct PutMaintenanceRequest {
     pub value: MaintenanceValue,
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub(crate) struct MaintenanceValue {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
@@ -256,7 +256,7 @@ pub(crate) struct MaintenanceValue {
 }
 
 /// The settings union: exactly one member, which must match the job type in the path.
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct MaintenanceSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -267,7 +267,7 @@ pub(crate) struct MaintenanceSettings {
     pub iceberg_unreferenced_file_removal: Option<UnreferencedFileRemovalWire>,
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CompactionSettingsWire {
     #[serde(
@@ -280,7 +280,7 @@ pub(crate) struct CompactionSettingsWire {
     pub strategy: Option<String>,
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SnapshotManagementWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -289,7 +289,7 @@ pub(crate) struct SnapshotManagementWire {
     pub max_snapshot_age_hours: Option<i64>,
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct UnreferencedFileRemovalWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -340,7 +340,7 @@ pub(crate) struct GetTableBucketMetricsResponse {
     pub id: String,
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 pub(crate) struct TagsBody {
     pub tags: BTreeMap<String, String>,
 }

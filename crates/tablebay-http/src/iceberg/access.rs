@@ -1,183 +1,169 @@
-//! Authorization of the Iceberg REST catalog, once per request before the operation runs: each operation needs
-//! the actions of the product's map (`tablebay_policy::iceberg_operation_actions`: `loadTable` →
-//! `GetTableMetadataLocation` + `GetTableData`, …) on its resource — the table for table operations (looked up
-//! for its ARN; a missing one is `<bucket>/table/*` and the operation answers its own 404), the bucket
-//! otherwise. Views, which the guide does not list, need the table action of the same shape.
+//! What each Iceberg REST operation needs, from its typed endpoint alone: the actions of the product's map
+//! (`tablebay_policy::iceberg_operation_actions`: `loadTable` → `GetTableMetadataLocation` + `GetTableData`, …)
+//! on its resource — the table for table operations, the bucket otherwise. Tables named by the path or the body
+//! are looked up here, once: the handler acts on exactly the table that was authorized (a missing one is
+//! `<bucket>/table/*`, and the handler answers its own 404 without looking again). Views, which the guide does
+//! not list, need the table action of the same shape.
 
-use tablebay_catalog::{BucketArn, CatalogError, NamespaceName, TableName, TableRef};
+use tablebay_catalog::{BucketArn, CatalogError, NamespaceName, Table, TableName};
 use tablebay_iam::Resource;
 use tablebay_policy::{Action, IcebergOperation, iceberg_operation_actions};
 
-use super::context::IcebergContext;
+use super::context::Lookups;
 use super::error::IcebergError;
 use super::router::{Endpoint, Ident};
+use crate::pipeline::{Context, Need};
 
-/// Decides whether the caller may perform `endpoint`; 403 `ForbiddenException` otherwise.
-pub(crate) async fn authorize(
-    ctx: &IcebergContext<'_>,
-    endpoint: &Endpoint,
-    body: &[u8],
-) -> Result<(), IcebergError> {
+/// An endpoint with the tables it names, looked up once.
+pub(crate) struct Resolved {
+    pub endpoint: Endpoint,
+    /// The tables the endpoint names, in the order it names them (one for table operations, one per change of
+    /// a transaction, the source of a rename); `None` where no such table exists.
+    pub tables: Vec<Option<Table>>,
+}
+
+/// Resolves the endpoint's tables and names what the caller needs.
+pub(crate) async fn resolve(
+    cx: &Context<'_>,
+    endpoint: Endpoint,
+) -> Result<(Resolved, Vec<Need>), IcebergError> {
     use Endpoint as E;
     use IcebergOperation as O;
-    let (actions, resource): (&[Action], Resource) = match endpoint {
-        E::Config { warehouse: None } | E::OAuthTokens => return Ok(()),
+    let mut tables = Vec::new();
+    let needs = match &endpoint {
+        E::Config { warehouse: None } => Vec::new(),
         E::Config {
             warehouse: Some(warehouse),
-        } => (ops(O::GetConfig), bucket(ctx, warehouse)?),
-        E::ListNamespaces { prefix, .. } => (ops(O::ListNamespaces), bucket(ctx, prefix)?),
-        E::CreateNamespace { prefix } => (ops(O::CreateNamespace), bucket(ctx, prefix)?),
-        E::LoadNamespace { prefix, .. } => (ops(O::LoadNamespace), bucket(ctx, prefix)?),
-        E::NamespaceExists { prefix, .. } => (ops(O::NamespaceExists), bucket(ctx, prefix)?),
-        E::DropNamespace { prefix, .. } => (ops(O::DropNamespace), bucket(ctx, prefix)?),
+        } => on_bucket(cx, O::GetConfig, warehouse)?,
+        E::ListNamespaces { prefix, .. } => on_bucket(cx, O::ListNamespaces, prefix)?,
+        E::CreateNamespace { prefix, .. } => on_bucket(cx, O::CreateNamespace, prefix)?,
+        E::LoadNamespace { prefix, .. } => on_bucket(cx, O::LoadNamespace, prefix)?,
+        E::NamespaceExists { prefix, .. } => on_bucket(cx, O::NamespaceExists, prefix)?,
+        E::DropNamespace { prefix, .. } => on_bucket(cx, O::DropNamespace, prefix)?,
         E::UpdateNamespaceProperties { prefix, .. } => {
-            (ops(O::UpdateNamespaceProperties), bucket(ctx, prefix)?)
+            on_bucket(cx, O::UpdateNamespaceProperties, prefix)?
         }
-        E::ListTables { prefix, .. } => (ops(O::ListTables), bucket(ctx, prefix)?),
-        E::CreateTable { prefix, .. } => (ops(O::CreateTable), any_table(ctx, prefix)?),
-        E::RegisterTable { prefix, .. } => (ops(O::RegisterTable), any_table(ctx, prefix)?),
-        E::LoadTable { prefix, table, .. } => {
-            (ops(O::LoadTable), table_resource(ctx, prefix, table).await?)
+        E::ListTables { prefix, .. } => on_bucket(cx, O::ListTables, prefix)?,
+        E::CreateTable { prefix, .. } => on_any_table(cx, ops(O::CreateTable), prefix)?,
+        E::RegisterTable { prefix, .. } => on_any_table(cx, ops(O::RegisterTable), prefix)?,
+        E::LoadTable { prefix, table, .. } | E::ReportMetrics { prefix, table } => {
+            on_table(cx, O::LoadTable, prefix, table, &mut tables).await?
         }
-        E::TableExists { prefix, table } => (
-            ops(O::TableExists),
-            table_resource(ctx, prefix, table).await?,
-        ),
-        E::CommitTable { prefix, table } => (
-            ops(O::UpdateTable),
-            table_resource(ctx, prefix, table).await?,
-        ),
+        E::TableExists { prefix, table } => {
+            on_table(cx, O::TableExists, prefix, table, &mut tables).await?
+        }
+        E::CommitTable { prefix, table, .. } => {
+            on_table(cx, O::UpdateTable, prefix, table, &mut tables).await?
+        }
         E::DropTable { prefix, table, .. } => {
-            (ops(O::DropTable), table_resource(ctx, prefix, table).await?)
+            on_table(cx, O::DropTable, prefix, table, &mut tables).await?
         }
-        E::ReportMetrics { prefix, table } => {
-            (ops(O::LoadTable), table_resource(ctx, prefix, table).await?)
+        E::LoadCredentials { prefix, table } => {
+            on_table(cx, O::LoadCredentials, prefix, table, &mut tables).await?
         }
-        E::LoadCredentials { prefix, table } => (
-            ops(O::LoadCredentials),
-            table_resource(ctx, prefix, table).await?,
-        ),
-        E::RenameTable { prefix } => {
-            let source = body_ident(body, "source");
-            (
-                ops(O::RenameTable),
-                maybe_table(ctx, prefix, source.as_ref()).await?,
-            )
+        E::RenameTable { prefix, source, .. } => {
+            on_table(cx, O::RenameTable, prefix, source, &mut tables).await?
         }
-        E::CommitTransaction { prefix } => {
+        E::CommitTransaction { prefix, changes } => {
             // Every table the transaction changes needs what a single commit needs.
-            for ident in transaction_tables(body) {
-                let resource = table_resource(ctx, prefix, &ident).await?;
-                ctx.app
-                    .iam
-                    .authorize_all(
-                        &ctx.principal,
-                        ops(O::CommitTransaction),
-                        &resource,
-                        &ctx.access,
-                    )
-                    .await?;
+            let mut needs = Vec::with_capacity(changes.len());
+            for (ident, _) in changes {
+                needs.extend(
+                    on_table(cx, O::CommitTransaction, prefix, ident, &mut tables).await?,
+                );
             }
-            return Ok(());
+            needs
         }
-        E::ListViews { prefix, .. } => (&[Action::ListTables], bucket(ctx, prefix)?),
-        E::CreateView { prefix, .. } => (&[Action::CreateTable], any_table(ctx, prefix)?),
+        E::ListViews { prefix, .. } => on_bucket_action(cx, Action::ListTables, prefix)?,
+        E::CreateView { prefix, .. } => on_any_table(cx, &[Action::CreateTable], prefix)?,
         E::LoadView { prefix, .. } | E::ViewExists { prefix, .. } => {
-            (&[Action::GetTable], any_table(ctx, prefix)?)
+            on_any_table(cx, &[Action::GetTable], prefix)?
         }
-        E::ReplaceView { prefix, .. } => (
-            &[Action::UpdateTableMetadataLocation],
-            any_table(ctx, prefix)?,
-        ),
-        E::DropView { prefix, .. } => (&[Action::DeleteTable], any_table(ctx, prefix)?),
-        E::RenameView { prefix } => (&[Action::RenameTable], any_table(ctx, prefix)?),
+        E::ReplaceView { prefix, .. } => {
+            on_any_table(cx, &[Action::UpdateTableMetadataLocation], prefix)?
+        }
+        E::DropView { prefix, .. } => on_any_table(cx, &[Action::DeleteTable], prefix)?,
+        E::RenameView { prefix, .. } => on_any_table(cx, &[Action::RenameTable], prefix)?,
     };
-    Ok(ctx
-        .app
-        .iam
-        .authorize_all(&ctx.principal, actions, &resource, &ctx.access)
-        .await?)
+    Ok((Resolved { endpoint, tables }, needs))
 }
 
 fn ops(op: IcebergOperation) -> &'static [Action] {
     iceberg_operation_actions(op)
 }
 
-fn bucket(ctx: &IcebergContext<'_>, prefix: &str) -> Result<Resource, IcebergError> {
-    Ok(Resource::Bucket(ctx.bucket_arn(prefix)?))
-}
-
-fn any_table(ctx: &IcebergContext<'_>, prefix: &str) -> Result<Resource, IcebergError> {
-    Ok(Resource::AnyTable(ctx.bucket_arn(prefix)?))
-}
-
-/// A table named in a path: its ARN when it exists, else `<bucket>/table/*`.
-async fn table_resource(
-    ctx: &IcebergContext<'_>,
+fn on_bucket(
+    cx: &Context<'_>,
+    op: IcebergOperation,
     prefix: &str,
-    table: &Ident,
-) -> Result<Resource, IcebergError> {
-    maybe_table(ctx, prefix, Some(table)).await
+) -> Result<Vec<Need>, IcebergError> {
+    Ok(vec![Need::Actions(
+        ops(op).to_vec(),
+        Resource::Bucket(cx.bucket_arn(prefix)?),
+    )])
 }
 
-async fn maybe_table(
-    ctx: &IcebergContext<'_>,
+fn on_bucket_action(
+    cx: &Context<'_>,
+    action: Action,
     prefix: &str,
-    table: Option<&Ident>,
-) -> Result<Resource, IcebergError> {
-    let bucket: BucketArn = ctx.bucket_arn(prefix)?;
-    let Some(table) = table else {
-        return Ok(Resource::AnyTable(bucket));
+) -> Result<Vec<Need>, IcebergError> {
+    Ok(vec![Need::action(
+        action,
+        Resource::Bucket(cx.bucket_arn(prefix)?),
+    )])
+}
+
+fn on_any_table(
+    cx: &Context<'_>,
+    actions: &[Action],
+    prefix: &str,
+) -> Result<Vec<Need>, IcebergError> {
+    Ok(vec![Need::Actions(
+        actions.to_vec(),
+        Resource::AnyTable(cx.bucket_arn(prefix)?),
+    )])
+}
+
+/// A table named by the request: looked up (and remembered in `tables`); the need is on its ARN when it
+/// exists, else on `<bucket>/table/*`.
+async fn on_table(
+    cx: &Context<'_>,
+    op: IcebergOperation,
+    prefix: &str,
+    ident: &Ident,
+    tables: &mut Vec<Option<Table>>,
+) -> Result<Vec<Need>, IcebergError> {
+    let bucket: BucketArn = cx.bucket_arn(prefix)?;
+    let table = lookup(cx, &bucket, ident).await?;
+    let resource = match &table {
+        Some(table) => Resource::Table(table.arn.clone()),
+        None => Resource::AnyTable(bucket),
     };
+    tables.push(table);
+    Ok(vec![Need::Actions(ops(op).to_vec(), resource)])
+}
+
+/// The table `ident` of `bucket`, or `None` when there is none (or its name could not exist).
+async fn lookup(
+    cx: &Context<'_>,
+    bucket: &BucketArn,
+    ident: &Ident,
+) -> Result<Option<Table>, IcebergError> {
     let (Ok(namespace), Ok(name)) = (
-        NamespaceName::parse(&table.namespace),
-        TableName::parse(&table.name),
+        NamespaceName::parse(&ident.namespace),
+        TableName::parse(&ident.name),
     ) else {
-        return Ok(Resource::AnyTable(bucket));
+        return Ok(None);
     };
-    match ctx
-        .catalog()
-        .table(&TableRef::Name {
-            bucket: bucket.clone(),
-            namespace,
-            name,
-        })
+    match cx
+        .app
+        .catalog
+        .table_by_path(bucket, &namespace, &name)
         .await
     {
-        Ok(table) => Ok(Resource::Table(table.arn)),
-        Err(CatalogError::NotFound(_)) => Ok(Resource::AnyTable(bucket)),
+        Ok(table) => Ok(Some(table)),
+        Err(CatalogError::NotFound(_)) => Ok(None),
         Err(e) => Err(e.into()),
     }
-}
-
-/// A `TableIdentifier` (`{"namespace": [..], "name": ..}`) from a JSON value; multi-level namespaces do not exist
-/// here, so only a one-level one names a table.
-fn ident_of(value: &serde_json::Value) -> Option<Ident> {
-    let levels = value.get("namespace")?.as_array()?;
-    let [level] = levels.as_slice() else {
-        return None;
-    };
-    Some(Ident {
-        namespace: level.as_str()?.to_string(),
-        name: value.get("name")?.as_str()?.to_string(),
-    })
-}
-
-fn body_ident(body: &[u8], field: &str) -> Option<Ident> {
-    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    ident_of(value.get(field)?)
-}
-
-/// The identifiers of `table-changes` in a transaction body (a malformed body is the operation's own 400).
-fn transaction_tables(body: &[u8]) -> Vec<Ident> {
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
-        return Vec::new();
-    };
-    let Some(changes) = value.get("table-changes").and_then(|c| c.as_array()) else {
-        return Vec::new();
-    };
-    changes
-        .iter()
-        .filter_map(|change| change.get("identifier").and_then(ident_of))
-        .collect()
 }

@@ -1,25 +1,27 @@
 //! Commits: `POST …/tables/{table}` (one table; with `assert-create`, the completion of a staged create) and
 //! `POST …/transactions/commit` (several tables, all or none). The logic is the catalog's
-//! (`tablebay_catalog::Catalog::commit_tables`); this file parses, resolves and maps errors.
+//! (`tablebay_catalog::Catalog::commit_tables`); this file checks what the request names against the tables
+//! authorization resolved, and maps errors.
 
 use tablebay_catalog::spec::TableRequirement;
-use tablebay_catalog::{TableChange, TableName};
+use tablebay_catalog::{Table, TableChange, TableName};
 
-use super::context::{IcebergContext, Reply};
+use super::context::{Lookups, Reply};
 use super::error::IcebergError;
 use super::router::{Ident, single_level};
 use super::tables::load_result;
-use super::wire::{CommitTableRequestWire, CommitTransactionRequestWire, parse_body};
+use super::wire::CommitTableRequest;
+use crate::pipeline::Context;
 
 /// `POST /v1/{prefix}/namespaces/{namespace}/tables/{table}`: 200 `{metadata-location, metadata}` (trap 14).
+/// `table` is the table the path named when the request was authorized.
 pub(super) async fn commit_table(
-    ctx: &IcebergContext<'_>,
+    cx: &Context<'_>,
     prefix: &str,
     ident: &Ident,
-    body: &[u8],
+    table: Option<Table>,
+    req: CommitTableRequest,
 ) -> Result<Reply, IcebergError> {
-    let wire: CommitTableRequestWire = parse_body(body)?;
-    let req = wire.into_request()?;
     if let Some(identifier) = &req.identifier {
         let namespace = single_level(identifier.namespace.clone())?;
         if namespace != ident.namespace || identifier.name != ident.name {
@@ -33,33 +35,28 @@ pub(super) async fn commit_table(
         requirements: req.requirements,
         updates: req.updates,
     };
-    let committed = if change
+    let creates = change
         .requirements
         .iter()
-        .any(|r| matches!(r, TableRequirement::NotExist))
-    {
+        .any(|r| matches!(r, TableRequirement::NotExist));
+    let committed = if creates {
         // The completion of a stage-create (trap 10): the namespace must exist, the table must not.
-        let namespace = ctx.namespace(prefix, &ident.namespace).await?;
+        let namespace = cx.namespace(prefix, &ident.namespace).await?;
         let name = TableName::parse(&ident.name)?;
-        super::tables::no_view(ctx, &namespace, &name, ident).await?;
-        ctx.catalog()
-            .create_staged_table(&namespace, &name, change, &ctx.account)
+        super::tables::no_view(cx, &namespace, &name, ident).await?;
+        cx.catalog()
+            .create_staged_table(&namespace, &name, change, &cx.account)
             .await
             .map_err(|e| IcebergError::for_commit(e, ident))?
     } else {
-        let (bucket, namespace, name) = ctx.table_path(prefix, ident)?;
-        let table = ctx
-            .catalog()
-            .table_by_path(&bucket, &namespace, &name)
-            .await
-            .map_err(|e| IcebergError::for_table(e, ident))?;
-        ctx.catalog()
-            .commit_table(&table, change, &ctx.account)
+        let table = table.ok_or_else(|| IcebergError::no_such_table(ident))?;
+        cx.catalog()
+            .commit_table(&table, change, &cx.account)
             .await
             .map_err(|e| IcebergError::for_commit(e, ident))?
     };
     let body = load_result(
-        ctx,
+        cx,
         Some(&committed.metadata_location),
         &committed.metadata.json,
         None,
@@ -69,50 +66,30 @@ pub(super) async fn commit_table(
 }
 
 /// `POST /v1/{prefix}/transactions/commit`: every table's requirements hold and every update applies, or
-/// nothing changes (204).
+/// nothing changes (204). `tables` are the tables the changes named when the request was authorized, in order.
 pub(super) async fn commit_transaction(
-    ctx: &IcebergContext<'_>,
-    prefix: &str,
-    body: &[u8],
+    cx: &Context<'_>,
+    changes: Vec<(Ident, CommitTableRequest)>,
+    tables: Vec<Option<Table>>,
 ) -> Result<Reply, IcebergError> {
-    let wire: CommitTransactionRequestWire = parse_body(body)?;
-    if wire.table_changes.is_empty() {
-        return Err(IcebergError::bad_request(
-            "A transaction needs at least one table change",
-        ));
-    }
-    let mut changes = Vec::with_capacity(wire.table_changes.len());
-    let mut idents = Vec::with_capacity(wire.table_changes.len());
-    for change in wire.table_changes {
-        let req = change.into_request()?;
-        let identifier = req.identifier.ok_or_else(|| {
-            IcebergError::bad_request("Every table change of a transaction needs its identifier")
-        })?;
-        let ident = Ident {
-            namespace: single_level(identifier.namespace)?,
-            name: identifier.name,
-        };
-        let (bucket, namespace, name) = ctx.table_path(prefix, &ident)?;
-        let table = ctx
-            .catalog()
-            .table_by_path(&bucket, &namespace, &name)
-            .await
-            .map_err(|e| IcebergError::for_table(e, &ident))?;
-        changes.push((
+    let mut resolved = Vec::with_capacity(changes.len());
+    let mut first = None;
+    for ((ident, req), table) in changes.into_iter().zip(tables) {
+        let table = table.ok_or_else(|| IcebergError::no_such_table(&ident))?;
+        resolved.push((
             table,
             TableChange {
                 requirements: req.requirements,
                 updates: req.updates,
             },
         ));
-        idents.push(ident);
+        first.get_or_insert(ident);
     }
-    let first = idents.first().cloned().unwrap_or(Ident {
-        namespace: String::new(),
-        name: String::new(),
-    });
-    ctx.catalog()
-        .commit_tables(changes, &ctx.account)
+    let first = first.ok_or_else(|| {
+        IcebergError::bad_request("A transaction needs at least one table change")
+    })?;
+    cx.catalog()
+        .commit_tables(resolved, &cx.account)
         .await
         .map_err(|e| IcebergError::for_commit(e, &first))?;
     Ok(Reply::no_content())

@@ -3,15 +3,16 @@
 
 use std::collections::BTreeMap;
 
-use super::context::{IcebergContext, Reply, prefix_of};
+use super::context::{Lookups, Reply, prefix_of};
 use super::error::IcebergError;
 use super::router::ADVERTISED_ENDPOINTS;
 use super::wire::ConfigResponse;
+use crate::pipeline::Context;
 
 /// `GET /v1/config`. The warehouse is a table bucket ARN (either flavor), the `<account>.<bucket>` prefix, or a
 /// bucket name of the caller's account; it is required, since every path carries a bucket.
 pub(super) async fn get(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     warehouse: Option<&str>,
 ) -> Result<Reply, IcebergError> {
     let warehouse = warehouse.filter(|w| !w.is_empty()).ok_or_else(|| {

@@ -1,20 +1,19 @@
-//! What every Iceberg handler shares: the authenticated request context (resolving and authorizing the prefix,
-//! namespaces and tables named in a path) and [`Reply`], the status, body and headers a handler answers with
+//! What every Iceberg handler shares: the lookups of the prefix and namespaces a path names ([`Lookups`], on the
+//! pipeline's request context) and [`Reply`], the status, body and headers a handler answers with
 //! (kept as bytes so that an idempotent mutation's answer can be stored and replayed as sent).
 
 use std::collections::BTreeMap;
 
+use std::future::Future;
+
 use bytes::Bytes;
 use http::StatusCode;
 use serde::Serialize;
-use tablebay_auth::{BearerTokens, Principal};
-use tablebay_catalog::{
-    AccountId, BucketArn, BucketName, Catalog, Namespace, NamespaceName, TableBucket,
-};
+use tablebay_auth::BearerTokens;
+use tablebay_catalog::{AccountId, BucketArn, BucketName, Namespace, NamespaceName, TableBucket};
 
 use super::error::IcebergError;
-use super::router::Ident;
-use crate::state::AppState;
+use crate::pipeline::Context;
 
 /// Settings of the Iceberg surface: where the data plane is, and the bearer-token issuer.
 #[derive(Clone, Debug)]
@@ -92,26 +91,26 @@ impl Reply {
     }
 }
 
-/// Who is asking, once authenticated.
-pub(crate) struct IcebergContext<'a> {
-    pub app: &'a AppState,
-    pub principal: Principal,
-    pub account: AccountId,
-    /// Source address and request id, for authorization and audit.
-    pub access: tablebay_iam::AccessContext,
-    /// The client asked for `X-Iceberg-Access-Delegation: vended-credentials`.
-    pub vended_credentials: bool,
+/// The Iceberg surface's lookups of what a path names, on the request context of the pipeline.
+pub(crate) trait Lookups {
+    /// The bucket a prefix or warehouse names: a bucket ARN (either flavor), the `<account>.<bucket>` prefix,
+    /// or a bare bucket name of the caller's account. Not yet resolved.
+    fn bucket_arn(&self, prefix: &str) -> Result<BucketArn, IcebergError>;
+
+    /// The bucket of a prefix, resolved; a missing bucket is a missing warehouse.
+    fn bucket(&self, prefix: &str) -> impl Future<Output = Result<TableBucket, IcebergError>> + Send;
+
+    /// A namespace named in a path, resolved: NoSuchNamespace when it is missing or its name could not exist.
+    fn namespace(
+        &self,
+        prefix: &str,
+        namespace: &str,
+    ) -> impl Future<Output = Result<Namespace, IcebergError>> + Send;
 }
 
-impl IcebergContext<'_> {
-    pub(crate) fn catalog(&self) -> &Catalog {
-        &self.app.catalog
-    }
-
-    /// The bucket a prefix or warehouse names: a bucket ARN (either flavor), the `<account>.<bucket>` prefix, or
-    /// a bare bucket name of the caller's account. Not yet resolved (authorization is `access.rs`'s).
-    pub(crate) fn bucket_arn(&self, prefix: &str) -> Result<BucketArn, IcebergError> {
-        let config = self.catalog().config();
+impl Lookups for Context<'_> {
+    fn bucket_arn(&self, prefix: &str) -> Result<BucketArn, IcebergError> {
+        let config = self.app.catalog.config();
         let arn = if prefix.contains(':') {
             BucketArn::parse(prefix).map_err(|_| {
                 IcebergError::bad_request(format!("Invalid prefix or warehouse '{prefix}'"))
@@ -132,57 +131,22 @@ impl IcebergContext<'_> {
         Ok(arn.with_flavor(config.flavor))
     }
 
-    /// The bucket of a prefix, resolved; a missing bucket is a missing warehouse.
-    pub(crate) async fn bucket(&self, prefix: &str) -> Result<TableBucket, IcebergError> {
+    async fn bucket(&self, prefix: &str) -> Result<TableBucket, IcebergError> {
         let arn = self.bucket_arn(prefix)?;
-        self.catalog().bucket(&arn).await.map_err(|e| match e {
+        self.app.catalog.bucket(&arn).await.map_err(|e| match e {
             tablebay_catalog::CatalogError::NotFound(_) => IcebergError::no_such_warehouse(prefix),
             other => other.into(),
         })
     }
 
-    /// A namespace named in a path, resolved: NoSuchNamespace when it is missing or its name could not exist.
-    pub(crate) async fn namespace(
-        &self,
-        prefix: &str,
-        namespace: &str,
-    ) -> Result<Namespace, IcebergError> {
+    async fn namespace(&self, prefix: &str, namespace: &str) -> Result<Namespace, IcebergError> {
         let bucket = self.bucket(prefix).await?;
         let name = NamespaceName::parse(namespace)
             .map_err(|_| IcebergError::no_such_namespace(namespace))?;
-        self.catalog()
+        self.app
+            .catalog
             .namespace_in(&bucket, &name)
             .await
             .map_err(|e| IcebergError::for_namespace(e, namespace))
-    }
-
-    /// The bucket, namespace and name of a table named in a path, parsed (not resolved); a name that cannot exist
-    /// is a missing table.
-    pub(crate) fn table_path(
-        &self,
-        prefix: &str,
-        table: &Ident,
-    ) -> Result<(BucketArn, NamespaceName, tablebay_catalog::TableName), IcebergError> {
-        let bucket = self.bucket_arn(prefix)?;
-        let namespace = NamespaceName::parse(&table.namespace)
-            .map_err(|_| IcebergError::no_such_table(table))?;
-        let name = tablebay_catalog::TableName::parse(&table.name)
-            .map_err(|_| IcebergError::no_such_table(table))?;
-        Ok((bucket, namespace, name))
-    }
-
-    /// The namespace of a table named in a path: a missing namespace is a missing table (trap 3).
-    pub(crate) async fn table_namespace(
-        &self,
-        prefix: &str,
-        table: &Ident,
-    ) -> Result<Namespace, IcebergError> {
-        let bucket = self.bucket(prefix).await?;
-        let name = NamespaceName::parse(&table.namespace)
-            .map_err(|_| IcebergError::no_such_table(table))?;
-        self.catalog()
-            .namespace_in(&bucket, &name)
-            .await
-            .map_err(|e| IcebergError::for_table(e, table))
     }
 }

@@ -1,136 +1,117 @@
-//! The Iceberg REST catalog's one entry point: read the body (bounded), authenticate (SigV4 over the raw request
-//! as received, or a bearer token), route, replay or remember idempotent mutations, call the operation's
-//! handler, and answer errors as `ErrorModel` — with one log line and metrics per request.
-
-use std::time::Instant;
+//! The Iceberg REST catalog as a surface of the request pipeline (`crate::pipeline`): SigV4 or a bearer token,
+//! a 32 MiB body, the typed endpoint of `router.rs`, the needs of `access.rs`, then idempotent replay or the
+//! operation's handler. The OAuth2 token endpoint takes no credentials and is served beside the pipeline's
+//! authenticated path, with the same request id, log line and metrics.
 
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use http::request::Parts;
-use http::{HeaderValue, StatusCode, header};
-use tablebay_auth::{AuthError, Principal};
-use tablebay_catalog::AccountId;
+use http::{HeaderName, HeaderValue, StatusCode, header};
 
-use super::context::{IcebergContext, Reply};
+use super::access::{self, Resolved};
+use super::context::Reply;
 use super::error::IcebergError;
-use super::router::{Endpoint, route};
-use super::{access, commit, config, idempotency, namespaces, oauth, tables, views};
-use crate::authn::{access_context, authenticate};
+use super::router::{Delegation, Endpoint, route};
+use super::{commit, config, idempotency, namespaces, oauth, tables, views};
+use crate::pipeline::{self, Context, Need, RequestBody, Schemes, Surface};
 use crate::state::AppState;
 
-/// Commit bodies carry schemas and snapshots; S3 Tables caps metadata at 50 MB, a request is far smaller.
-const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+/// The Iceberg REST catalog surface.
+pub(crate) struct Iceberg;
 
-/// Verifies a bearer token or the SigV4 signature and returns who is asking.
-async fn principal(app: &AppState, parts: &Parts, body: &[u8]) -> Result<Principal, IcebergError> {
-    let bearer = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        });
-    match bearer {
-        Some(token) => {
-            let access_key_id = app
-                .iceberg
-                .tokens
-                .verify(token.trim(), chrono::Utc::now())
-                .map_err(|e| IcebergError::from_bearer(&e))?;
-            let key = oauth::long_term_key(app, &access_key_id)
-                .await
-                .ok_or_else(|| IcebergError::from_bearer(&AuthError::UnknownAccessKey))?;
-            Ok(key.into_principal())
+/// The request id header of Iceberg REST answers.
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+impl Surface for Iceberg {
+    const NAME: &'static str = "iceberg";
+    const REQUEST_ID_HEADER: HeaderName = REQUEST_ID;
+    /// Commit bodies carry schemas and snapshots; S3 Tables caps metadata at 50 MB, a request is far smaller.
+    const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+    type Endpoint = Endpoint;
+    type Resolved = Resolved;
+    type Error = IcebergError;
+
+    fn schemes(&self, app: &AppState) -> Schemes {
+        Schemes {
+            sigv4: app.tables_verifier.clone(),
+            bearer: true,
         }
-        None => authenticate(&app.tables_verifier, &app.iam, parts, body)
-            .await
-            .map_err(|e| IcebergError::from_auth(&e)),
+    }
+
+    fn parse(&self, parts: &Parts, body: RequestBody) -> Result<Endpoint, IcebergError> {
+        route(
+            &parts.method,
+            parts.uri.path(),
+            parts.uri.query(),
+            &parts.headers,
+            &body,
+        )
+    }
+
+    fn operation(endpoint: &Endpoint) -> &'static str {
+        endpoint.operation()
+    }
+
+    async fn resolve(
+        &self,
+        cx: &Context<'_>,
+        endpoint: Endpoint,
+    ) -> Result<(Resolved, Vec<Need>), IcebergError> {
+        access::resolve(cx, endpoint).await
+    }
+
+    async fn handle(&self, cx: &Context<'_>, resolved: Resolved) -> Result<Response, IcebergError> {
+        let key = idempotency::key(cx.parts, &resolved.endpoint)?;
+        let vend_created = match &resolved.endpoint {
+            Endpoint::CreateTable {
+                prefix,
+                namespace,
+                request,
+                delegation: Delegation::VendedCredentials,
+            } => Some((prefix.clone(), namespace.clone(), request.name.clone())),
+            _ => None,
+        };
+        let reply = match &key {
+            Some(key) => match idempotency::replay(cx, key, cx.body.bytes()).await? {
+                Some(reply) => reply,
+                None => {
+                    let reply = dispatch(cx, resolved).await?;
+                    idempotency::remember(cx, key, cx.body.bytes(), &reply).await;
+                    reply
+                }
+            },
+            None => dispatch(cx, resolved).await?,
+        };
+        // Remembered answers never hold secrets: a created table's credentials are vended afresh, to whoever
+        // asks now.
+        let reply = match vend_created {
+            Some((prefix, namespace, name)) if reply.status.is_success() => {
+                tables::with_vended_credentials(cx, reply, &prefix, &namespace, &name).await?
+            }
+            _ => reply,
+        };
+        Ok(to_response(reply))
     }
 }
 
 /// Handles one request under `/iceberg`.
 pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Response {
-    let started = Instant::now();
-    let request_id = uuid::Uuid::new_v4().to_string();
-    let (parts, body) = request.into_parts();
-    let mut operation = "unknown";
-    let mut principal_arn = String::from("-");
-    let result = async {
-        let body = axum::body::to_bytes(body, MAX_BODY_BYTES)
-            .await
-            .map_err(|_| {
-                IcebergError::bad_request(format!(
-                    "The request body is larger than {MAX_BODY_BYTES} bytes"
-                ))
-            })?;
+    if request.uri().path().trim_end_matches('/') == "/iceberg/v1/oauth/tokens" {
         // The token endpoint is where unauthenticated clients get their credentials checked.
-        if parts.uri.path().trim_end_matches('/') == "/iceberg/v1/oauth/tokens" {
-            operation = "getToken";
-            return Ok(oauth::token(&app, &parts, &body).await);
-        }
-        let principal = principal(&app, &parts, &body).await?;
-        principal_arn.clone_from(&principal.arn);
-        let endpoint = route(&parts.method, parts.uri.path(), parts.uri.query())?;
-        operation = endpoint.operation();
-        let account = AccountId::parse(&principal.account_id)?;
-        let ctx = IcebergContext {
-            app: &app,
-            principal,
-            account,
-            access: access_context(&parts, &request_id),
-            vended_credentials: asks_for_vended_credentials(&parts),
-        };
-        access::authorize(&ctx, &endpoint, &body).await?;
-        let key = idempotency::key(&parts, &endpoint)?;
-        if let Some(key) = &key
-            && let Some(reply) = idempotency::replay(&ctx, key, &parts).await?
-        {
-            return Ok(to_response(reply));
-        }
-        let reply = dispatch(&ctx, &parts, endpoint, &body).await?;
-        if let Some(key) = &key {
-            idempotency::remember(&ctx, key, &parts, &reply).await;
-        }
-        Ok::<_, IcebergError>(to_response(reply))
+        let token_app = app.clone();
+        return pipeline::serve_anonymous(
+            &app,
+            Iceberg::NAME,
+            REQUEST_ID,
+            "getToken",
+            64 * 1024,
+            request,
+            |parts, body| async move { oauth::token(&token_app, &parts, body).await },
+        )
+        .await;
     }
-    .await;
-    let response = match result {
-        Ok(response) => response,
-        Err(e) => {
-            tracing::debug!(
-                error_type = e.kind(),
-                status = e.status().as_u16(),
-                "iceberg request rejected"
-            );
-            e.into_response()
-        }
-    };
-    let status = response.status().as_u16();
-    let latency = started.elapsed();
-    app.metrics.record("iceberg", operation, status, latency);
-    tracing::info!(
-        surface = "iceberg",
-        method = %parts.method,
-        operation,
-        principal = %principal_arn,
-        status,
-        latency_ms = latency.as_secs_f64() * 1000.0,
-        request_id,
-        "request"
-    );
-    response
-}
-
-/// Whether `X-Iceberg-Access-Delegation` (a comma-separated list) includes `vended-credentials`.
-fn asks_for_vended_credentials(parts: &Parts) -> bool {
-    parts
-        .headers
-        .get_all("x-iceberg-access-delegation")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|mode| mode.trim().eq_ignore_ascii_case("vended-credentials"))
+    pipeline::serve(&app, &Iceberg, request).await
 }
 
 /// A handler's reply as an HTTP response.
@@ -152,78 +133,109 @@ pub(crate) fn to_response(reply: Reply) -> Response {
     response
 }
 
-async fn dispatch(
-    ctx: &IcebergContext<'_>,
-    parts: &Parts,
-    endpoint: Endpoint,
-    body: &[u8],
-) -> Result<Reply, IcebergError> {
+async fn dispatch(cx: &Context<'_>, resolved: Resolved) -> Result<Reply, IcebergError> {
     use Endpoint as E;
+    let Resolved { endpoint, mut tables } = resolved;
+    // A table operation names one table; a transaction takes its whole list.
+    let table = match endpoint {
+        E::CommitTransaction { .. } => None,
+        _ => tables.pop().flatten(),
+    };
     match endpoint {
-        E::Config { warehouse } => config::get(ctx, warehouse.as_deref()).await,
-        E::OAuthTokens => Err(IcebergError::bad_request(
-            "The token endpoint takes no authentication",
-        )),
+        E::Config { warehouse } => config::get(cx, warehouse.as_deref()).await,
         E::ListNamespaces {
             prefix,
             parent,
             page,
-        } => namespaces::list(ctx, &prefix, parent.as_deref(), &page).await,
-        E::CreateNamespace { prefix } => namespaces::create(ctx, &prefix, body).await,
-        E::LoadNamespace { prefix, namespace } => namespaces::load(ctx, &prefix, &namespace).await,
+        } => namespaces::list(cx, &prefix, parent.as_deref(), &page).await,
+        E::CreateNamespace { prefix, request } => namespaces::create(cx, &prefix, request).await,
+        E::LoadNamespace { prefix, namespace } => namespaces::load(cx, &prefix, &namespace).await,
         E::NamespaceExists { prefix, namespace } => {
-            namespaces::exists(ctx, &prefix, &namespace).await
+            namespaces::exists(cx, &prefix, &namespace).await
         }
-        E::DropNamespace { prefix, namespace } => namespaces::drop(ctx, &prefix, &namespace).await,
-        E::UpdateNamespaceProperties { prefix, namespace } => {
-            namespaces::update_properties(ctx, &prefix, &namespace, body).await
-        }
+        E::DropNamespace { prefix, namespace } => namespaces::drop(cx, &prefix, &namespace).await,
+        E::UpdateNamespaceProperties {
+            prefix,
+            namespace,
+            request,
+        } => namespaces::update_properties(cx, &prefix, &namespace, request).await,
         E::ListTables {
             prefix,
             namespace,
             page,
-        } => tables::list(ctx, &prefix, &namespace, &page).await,
-        E::CreateTable { prefix, namespace } => {
-            tables::create(ctx, &prefix, &namespace, body).await
-        }
-        E::RegisterTable { prefix, namespace } => {
-            tables::register(ctx, &prefix, &namespace, body).await
-        }
+        } => tables::list(cx, &prefix, &namespace, &page).await,
+        E::CreateTable {
+            prefix,
+            namespace,
+            request,
+            ..
+        } => tables::create(cx, &prefix, &namespace, request).await,
+        E::RegisterTable {
+            prefix,
+            namespace,
+            request,
+        } => tables::register(cx, &prefix, &namespace, request).await,
         E::LoadTable {
-            prefix,
-            table,
+            table: ident,
             snapshots,
+            if_none_match,
+            delegation,
+            ..
         } => {
-            let if_none_match = parts
-                .headers
-                .get(header::IF_NONE_MATCH)
-                .and_then(|v| v.to_str().ok());
-            tables::load(ctx, &prefix, &table, snapshots.as_deref(), if_none_match).await
+            tables::load(
+                cx,
+                &ident,
+                table,
+                snapshots,
+                if_none_match.as_deref(),
+                delegation,
+            )
+            .await
         }
-        E::TableExists { prefix, table } => tables::exists(ctx, &prefix, &table).await,
-        E::CommitTable { prefix, table } => commit::commit_table(ctx, &prefix, &table, body).await,
-        E::DropTable {
+        E::TableExists { table: ident, .. } => tables::exists(&ident, table),
+        E::CommitTable {
             prefix,
-            table,
+            table: ident,
+            request,
+        } => commit::commit_table(cx, &prefix, &ident, table, request).await,
+        E::DropTable {
+            table: ident,
             purge,
-        } => tables::drop(ctx, &prefix, &table, purge).await,
-        E::ReportMetrics { prefix, table } => {
-            tables::report_metrics(ctx, &prefix, &table, body).await
+            ..
+        } => tables::drop(cx, &ident, table, purge).await,
+        E::ReportMetrics { table: ident, .. } => tables::report_metrics(&ident, table),
+        E::LoadCredentials { table: ident, .. } => tables::credentials(cx, &ident, table).await,
+        E::RenameTable {
+            prefix,
+            source,
+            destination,
+        } => tables::rename(cx, &prefix, &source, table, &destination).await,
+        E::CommitTransaction { changes, .. } => {
+            commit::commit_transaction(cx, changes, tables).await
         }
-        E::LoadCredentials { prefix, table } => tables::credentials(ctx, &prefix, &table).await,
-        E::RenameTable { prefix } => tables::rename(ctx, &prefix, body).await,
-        E::CommitTransaction { prefix } => commit::commit_transaction(ctx, &prefix, body).await,
         E::ListViews {
             prefix,
             namespace,
             page,
-        } => views::list(ctx, &prefix, &namespace, &page).await,
-        E::CreateView { prefix, namespace } => views::create(ctx, &prefix, &namespace, body).await,
-        E::LoadView { prefix, view } => views::load(ctx, &prefix, &view).await,
-        E::ViewExists { prefix, view } => views::exists(ctx, &prefix, &view).await,
-        E::ReplaceView { prefix, view } => views::replace(ctx, &prefix, &view, body).await,
-        E::DropView { prefix, view } => views::drop(ctx, &prefix, &view).await,
-        E::RenameView { prefix } => views::rename(ctx, &prefix, body).await,
+        } => views::list(cx, &prefix, &namespace, &page).await,
+        E::CreateView {
+            prefix,
+            namespace,
+            request,
+        } => views::create(cx, &prefix, &namespace, request).await,
+        E::LoadView { prefix, view } => views::load(cx, &prefix, &view).await,
+        E::ViewExists { prefix, view } => views::exists(cx, &prefix, &view).await,
+        E::ReplaceView {
+            prefix,
+            view,
+            request,
+        } => views::replace(cx, &prefix, &view, request).await,
+        E::DropView { prefix, view } => views::drop(cx, &prefix, &view).await,
+        E::RenameView {
+            prefix,
+            source,
+            destination,
+        } => views::rename(cx, &prefix, &source, &destination).await,
     }
 }
 

@@ -13,6 +13,7 @@ use tablebay_catalog::{CatalogError, CommitError};
 use tablebay_iam::IamError;
 
 use super::router::Ident;
+use crate::pipeline::{PipelineError, WireError};
 
 /// An error answered by the Iceberg REST catalog.
 #[derive(Debug)]
@@ -42,16 +43,6 @@ impl IcebergError {
             message: message.into(),
             detail: Some(detail.into()),
         }
-    }
-
-    /// The HTTP status.
-    pub(crate) fn status(&self) -> StatusCode {
-        self.status
-    }
-
-    /// The Iceberg exception type (logs).
-    pub(crate) fn kind(&self) -> &'static str {
-        self.kind
     }
 
     /// 400 BadRequestException.
@@ -155,6 +146,11 @@ impl IcebergError {
             AuthError::ExpiredSessionToken => {
                 "The security token included in the request is expired".to_string()
             }
+            AuthError::PayloadMismatch => {
+                return Self::bad_request(
+                    "The body does not match the x-amz-content-sha256 header it was signed with",
+                );
+            }
             AuthError::Unavailable => {
                 return Self::new(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -182,6 +178,7 @@ impl IcebergError {
             AuthError::InvalidSessionToken
             | AuthError::Missing
             | AuthError::SignatureMismatch
+            | AuthError::PayloadMismatch
             | AuthError::Malformed(_)
             | AuthError::ScopeMismatch(_) => "The bearer token is not valid".to_string(),
         };
@@ -305,12 +302,37 @@ impl From<IamError> for IcebergError {
     }
 }
 
-impl IntoResponse for IcebergError {
-    fn into_response(self) -> Response {
+impl From<PipelineError> for IcebergError {
+    fn from(e: PipelineError) -> Self {
+        match e {
+            PipelineError::Auth(e) => Self::from_auth(&e),
+            PipelineError::BearerToken(e) => Self::from_bearer(&e),
+            PipelineError::BodyTooLarge { .. } | PipelineError::BodyUnreadable(_) => {
+                Self::bad_request(e.to_string())
+            }
+            PipelineError::Busy => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailableException",
+                e.to_string(),
+            ),
+        }
+    }
+}
+
+impl WireError for IcebergError {
+    fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    fn render(self, request_id: &str) -> Response {
         let message = match &self.detail {
             Some(detail) => {
                 let error_id = uuid::Uuid::new_v4();
-                tracing::error!(%error_id, status = self.status.as_u16(), kind = self.kind, detail, "iceberg request failed");
+                tracing::error!(%error_id, request_id, status = self.status.as_u16(), kind = self.kind, detail, "iceberg request failed");
                 format!("{} (error id {error_id})", self.message)
             }
             None => self.message.clone(),

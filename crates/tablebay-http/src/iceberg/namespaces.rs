@@ -5,13 +5,14 @@ use std::collections::BTreeMap;
 
 use tablebay_catalog::{NamespaceName, Page, PageRequest};
 
-use super::context::{IcebergContext, Reply};
+use super::context::{Lookups, Reply};
 use super::error::IcebergError;
 use super::router::{PageParams, single_level};
 use super::wire::{
     CreateNamespaceRequest, ListNamespacesResponse, NamespaceResponse,
-    UpdateNamespacePropertiesRequest, UpdateNamespacePropertiesResponse, parse_body,
+    UpdateNamespacePropertiesRequest, UpdateNamespacePropertiesResponse,
 };
+use crate::pipeline::Context;
 
 /// The page a list call asks for, or `None` for "everything" (trap 4: PyIceberg 0.10 sends no `pageToken` and
 /// does not paginate; Java sends an empty one first).
@@ -58,7 +59,7 @@ where
 
 /// `GET /v1/{prefix}/namespaces`. Namespaces have one level, so a `parent` that exists has no children.
 pub(super) async fn list(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     parent: Option<&str>,
     page: &PageParams,
@@ -89,11 +90,10 @@ pub(super) async fn list(
 
 /// `POST /v1/{prefix}/namespaces`.
 pub(super) async fn create(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
-    body: &[u8],
+    req: CreateNamespaceRequest,
 ) -> Result<Reply, IcebergError> {
-    let req: CreateNamespaceRequest = parse_body(body)?;
     let raw = single_level(req.namespace)?;
     let name = NamespaceName::parse(&raw)?;
     let bucket = ctx.bucket(prefix).await?;
@@ -115,7 +115,7 @@ pub(super) async fn create(
 
 /// `GET /v1/{prefix}/namespaces/{namespace}`.
 pub(super) async fn load(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     namespace: &str,
 ) -> Result<Reply, IcebergError> {
@@ -128,7 +128,7 @@ pub(super) async fn load(
 
 /// `HEAD /v1/{prefix}/namespaces/{namespace}`: 204 or 404 (trap 11).
 pub(super) async fn exists(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     namespace: &str,
 ) -> Result<Reply, IcebergError> {
@@ -138,7 +138,7 @@ pub(super) async fn exists(
 
 /// `DELETE /v1/{prefix}/namespaces/{namespace}`: 409 NamespaceNotEmptyException while it holds tables or views.
 pub(super) async fn drop(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     namespace: &str,
 ) -> Result<Reply, IcebergError> {
@@ -152,12 +152,11 @@ pub(super) async fn drop(
 
 /// `POST /v1/{prefix}/namespaces/{namespace}/properties`: 422 when a key is both removed and updated.
 pub(super) async fn update_properties(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     namespace: &str,
-    body: &[u8],
+    req: UpdateNamespacePropertiesRequest,
 ) -> Result<Reply, IcebergError> {
-    let req: UpdateNamespacePropertiesRequest = parse_body(body)?;
     let removals = req.removals.unwrap_or_default();
     let updates: BTreeMap<String, String> = req.updates.unwrap_or_default();
     if let Some(key) = removals.iter().find(|k| updates.contains_key(*k)) {

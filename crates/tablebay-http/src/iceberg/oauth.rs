@@ -12,6 +12,7 @@ use http::{HeaderValue, StatusCode, header};
 use percent_encoding::percent_decode_str;
 
 use super::wire::{OAuthErrorResponse, TokenRequest, TokenResponse};
+use crate::pipeline::{PipelineError, RequestBody};
 use crate::state::AppState;
 
 /// Compares two secrets without an early exit on the first differing byte.
@@ -46,8 +47,7 @@ fn oauth_error(
 }
 
 /// Parses `application/x-www-form-urlencoded` (`+` is a space).
-fn form(body: &[u8]) -> TokenRequest {
-    let text = String::from_utf8_lossy(body);
+fn form(text: &str) -> TokenRequest {
     let mut req = TokenRequest::default();
     for pair in text.split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
@@ -114,10 +114,9 @@ async fn exchange(app: &AppState, subject: Option<&str>) -> Response {
 
 /// The active long-term key `id`: temporary credentials cannot get a bearer token, which would not carry their
 /// session token.
-pub(super) async fn long_term_key(app: &AppState, id: &str) -> Option<tablebay_iam::KnownKey> {
-    match app.iam.lookup(id).await {
-        Ok(Some(key)) if key.principal().session.is_none() => Some(key),
-        Ok(_) => None,
+async fn long_term_key(app: &AppState, id: &str) -> Option<tablebay_iam::KnownKey> {
+    match crate::pipeline::long_term_key(&app.iam, id).await {
+        Ok(key) => key,
         Err(e) => {
             tracing::error!(error = %e, "credential lookup failed");
             None
@@ -139,7 +138,11 @@ fn issued(app: &AppState, access_key_id: &str) -> Response {
 }
 
 /// `POST /v1/oauth/tokens`: grants `client_credentials` and the token exchange.
-pub(super) async fn token(app: &AppState, parts: &Parts, body: &[u8]) -> Response {
+pub(super) async fn token(
+    app: &AppState,
+    parts: &Parts,
+    body: Result<RequestBody, PipelineError>,
+) -> Response {
     if parts.method != http::Method::POST {
         return oauth_error(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -147,7 +150,21 @@ pub(super) async fn token(app: &AppState, parts: &Parts, body: &[u8]) -> Respons
             "Use POST",
         );
     }
-    let req = form(body);
+    let body = match body {
+        Ok(body) => body,
+        Err(PipelineError::Busy) => {
+            return oauth_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "temporarily_unavailable",
+                "The server is busy; retry",
+            );
+        }
+        Err(e) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
+    };
+    let req = match body.text() {
+        Ok(text) => form(text),
+        Err(e) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", e),
+    };
     match req.grant_type.as_deref() {
         Some("client_credentials") => {}
         Some(TOKEN_EXCHANGE) => return exchange(app, req.subject_token.as_deref()).await,

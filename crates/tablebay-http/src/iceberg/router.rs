@@ -10,10 +10,17 @@
 //! ARN: URL-encoded as one segment (S3 Tables style), or decoded by a proxy into two segments
 //! (`arn:aws:s3tables:<region>:<account>:bucket` + `<name>`).
 
-use http::Method;
+use http::{HeaderMap, Method};
 use percent_encoding::percent_decode_str;
+use serde::de::DeserializeOwned;
 
 use super::error::IcebergError;
+use super::wire::{
+    CommitTableRequest, CommitTableRequestWire, CommitTransactionRequestWire, CommitViewRequest,
+    CreateNamespaceRequest, CreateTableRequest, CreateViewRequest, MetricsReport,
+    RegisterTableRequest, RenameRequest, TableIdentifier, UpdateNamespacePropertiesRequest,
+};
+use crate::pipeline::RequestBody;
 
 /// A table or view named in the path: one namespace level and a name (both decoded, not yet validated).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,13 +43,13 @@ pub(crate) struct PageParams {
     pub size: Option<String>,
 }
 
-/// Every Iceberg REST operation this server answers, with its parameters.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Every Iceberg REST operation this server answers, with every input it takes (path, query, the headers that
+/// matter, and the body) parsed once: authorization and the handler read the same values.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Endpoint {
     Config {
         warehouse: Option<String>,
     },
-    OAuthTokens,
     ListNamespaces {
         prefix: String,
         parent: Option<String>,
@@ -50,6 +57,7 @@ pub(crate) enum Endpoint {
     },
     CreateNamespace {
         prefix: String,
+        request: CreateNamespaceRequest,
     },
     LoadNamespace {
         prefix: String,
@@ -66,6 +74,7 @@ pub(crate) enum Endpoint {
     UpdateNamespaceProperties {
         prefix: String,
         namespace: String,
+        request: UpdateNamespacePropertiesRequest,
     },
     ListTables {
         prefix: String,
@@ -75,15 +84,20 @@ pub(crate) enum Endpoint {
     CreateTable {
         prefix: String,
         namespace: String,
+        request: CreateTableRequest,
+        delegation: Delegation,
     },
     RegisterTable {
         prefix: String,
         namespace: String,
+        request: RegisterTableRequest,
     },
     LoadTable {
         prefix: String,
         table: Ident,
-        snapshots: Option<String>,
+        snapshots: Snapshots,
+        if_none_match: Option<String>,
+        delegation: Delegation,
     },
     TableExists {
         prefix: String,
@@ -92,6 +106,7 @@ pub(crate) enum Endpoint {
     CommitTable {
         prefix: String,
         table: Ident,
+        request: CommitTableRequest,
     },
     DropTable {
         prefix: String,
@@ -108,9 +123,13 @@ pub(crate) enum Endpoint {
     },
     RenameTable {
         prefix: String,
+        source: Ident,
+        destination: Ident,
     },
     CommitTransaction {
         prefix: String,
+        /// Each table change with the table its identifier names.
+        changes: Vec<(Ident, CommitTableRequest)>,
     },
     ListViews {
         prefix: String,
@@ -120,6 +139,7 @@ pub(crate) enum Endpoint {
     CreateView {
         prefix: String,
         namespace: String,
+        request: CreateViewRequest,
     },
     LoadView {
         prefix: String,
@@ -132,6 +152,7 @@ pub(crate) enum Endpoint {
     ReplaceView {
         prefix: String,
         view: Ident,
+        request: CommitViewRequest,
     },
     DropView {
         prefix: String,
@@ -139,7 +160,54 @@ pub(crate) enum Endpoint {
     },
     RenameView {
         prefix: String,
+        source: Ident,
+        destination: Ident,
     },
+}
+
+/// Whether the client asked for vended credentials (`X-Iceberg-Access-Delegation`, a comma-separated list).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Delegation {
+    #[default]
+    None,
+    VendedCredentials,
+}
+
+impl Delegation {
+    fn of(headers: &HeaderMap) -> Self {
+        let vended = headers
+            .get_all("x-iceberg-access-delegation")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|mode| mode.trim().eq_ignore_ascii_case("vended-credentials"));
+        if vended {
+            Self::VendedCredentials
+        } else {
+            Self::None
+        }
+    }
+}
+
+/// Which snapshots a load returns (`snapshots=all|refs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Snapshots {
+    #[default]
+    All,
+    Refs,
+}
+
+impl Snapshots {
+    fn parse(raw: Option<&str>) -> Result<Self, IcebergError> {
+        match raw {
+            None => Ok(Self::All),
+            Some(s) if s.eq_ignore_ascii_case("all") => Ok(Self::All),
+            Some(s) if s.eq_ignore_ascii_case("refs") => Ok(Self::Refs),
+            Some(other) => Err(IcebergError::bad_request(format!(
+                "Invalid snapshots mode '{other}': expected all or refs"
+            ))),
+        }
+    }
 }
 
 /// The `endpoints` list of `GET /v1/config`: exactly the routes below, in Java's `Endpoint` spelling (trap 8).
@@ -175,7 +243,6 @@ impl Endpoint {
     pub(crate) fn operation(&self) -> &'static str {
         match self {
             Self::Config { .. } => "getConfig",
-            Self::OAuthTokens => "getToken",
             Self::ListNamespaces { .. } => "listNamespaces",
             Self::CreateNamespace { .. } => "createNamespace",
             Self::LoadNamespace { .. } => "loadNamespaceMetadata",
@@ -300,11 +367,50 @@ fn boolean(name: &str, value: &str) -> Result<bool, IcebergError> {
     }
 }
 
-/// Routes a request under `/iceberg` by method, raw path and raw query.
+/// Parses a JSON request body into its request type; a body that does not parse is a 400.
+fn json<T: DeserializeOwned>(body: &RequestBody) -> Result<T, IcebergError> {
+    body.json(false)
+        .map_err(|e| IcebergError::bad_request(format!("Invalid request body: {e}")))
+}
+
+/// A table or view identifier of a body (one namespace level, as in paths).
+fn body_ident(identifier: TableIdentifier) -> Result<Ident, IcebergError> {
+    Ok(Ident {
+        namespace: single_level(identifier.namespace)?,
+        name: identifier.name,
+    })
+}
+
+/// A transaction's table changes, each with the table its identifier names (which every change must carry).
+fn transaction_changes(
+    request: CommitTransactionRequestWire,
+) -> Result<Vec<(Ident, CommitTableRequest)>, IcebergError> {
+    if request.table_changes.is_empty() {
+        return Err(IcebergError::bad_request(
+            "A transaction needs at least one table change",
+        ));
+    }
+    request
+        .table_changes
+        .into_iter()
+        .map(|change| {
+            let change = change.into_request()?;
+            let identifier = change.identifier.clone().ok_or_else(|| {
+                IcebergError::bad_request("Every table change of a transaction needs its identifier")
+            })?;
+            Ok((body_ident(identifier)?, change))
+        })
+        .collect()
+}
+
+/// Routes a request under `/iceberg` by method, raw path and raw query, with the headers and the (verified) body
+/// it carries, into its typed endpoint.
 pub(crate) fn route(
     method: &Method,
     raw_path: &str,
     raw_query: Option<&str>,
+    headers: &HeaderMap,
+    body: &RequestBody,
 ) -> Result<Endpoint, IcebergError> {
     let no_route =
         || IcebergError::bad_request(format!("No route for request: {method} {raw_path}"));
@@ -328,10 +434,7 @@ pub(crate) fn route(
                 warehouse: param("warehouse"),
             });
         }
-        ["oauth", "tokens"] if method == Method::POST => return Ok(Endpoint::OAuthTokens),
-        ["config"] | ["oauth", "tokens"] => {
-            return Err(IcebergError::method_not_allowed(method, raw_path));
-        }
+        ["config"] => return Err(IcebergError::method_not_allowed(method, raw_path)),
         _ => {}
     }
 
@@ -366,7 +469,10 @@ pub(crate) fn route(
                 page: page(),
             }
         }
-        (["namespaces"], Method::POST) => Endpoint::CreateNamespace { prefix },
+        (["namespaces"], Method::POST) => Endpoint::CreateNamespace {
+            prefix,
+            request: json(body)?,
+        },
         (["namespaces", ns], Method::GET) => Endpoint::LoadNamespace {
             prefix,
             namespace: namespace(ns)?,
@@ -382,6 +488,7 @@ pub(crate) fn route(
         (["namespaces", ns, "properties"], Method::POST) => Endpoint::UpdateNamespaceProperties {
             prefix,
             namespace: namespace(ns)?,
+            request: json(body)?,
         },
         (["namespaces", ns, "tables"], Method::GET) => Endpoint::ListTables {
             prefix,
@@ -391,15 +498,23 @@ pub(crate) fn route(
         (["namespaces", ns, "tables"], Method::POST) => Endpoint::CreateTable {
             prefix,
             namespace: namespace(ns)?,
+            request: json(body)?,
+            delegation: Delegation::of(headers),
         },
         (["namespaces", ns, "register"], Method::POST) => Endpoint::RegisterTable {
             prefix,
             namespace: namespace(ns)?,
+            request: json(body)?,
         },
         (["namespaces", ns, "tables", t], Method::GET) => Endpoint::LoadTable {
             prefix,
             table: ident(ns, t)?,
-            snapshots: param("snapshots"),
+            snapshots: Snapshots::parse(param("snapshots").as_deref())?,
+            if_none_match: headers
+                .get(http::header::IF_NONE_MATCH)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+            delegation: Delegation::of(headers),
         },
         (["namespaces", ns, "tables", t], Method::HEAD) => Endpoint::TableExists {
             prefix,
@@ -408,6 +523,7 @@ pub(crate) fn route(
         (["namespaces", ns, "tables", t], Method::POST) => Endpoint::CommitTable {
             prefix,
             table: ident(ns, t)?,
+            request: json::<CommitTableRequestWire>(body)?.into_request()?,
         },
         (["namespaces", ns, "tables", t], Method::DELETE) => {
             let purge = match param("purgeRequested") {
@@ -420,18 +536,32 @@ pub(crate) fn route(
                 purge,
             }
         }
-        (["namespaces", ns, "tables", t, "metrics"], Method::POST) => Endpoint::ReportMetrics {
-            prefix,
-            table: ident(ns, t)?,
-        },
+        (["namespaces", ns, "tables", t, "metrics"], Method::POST) => {
+            let report: MetricsReport = json(body)?;
+            report.check()?;
+            Endpoint::ReportMetrics {
+                prefix,
+                table: ident(ns, t)?,
+            }
+        }
         (["namespaces", ns, "tables", t, "credentials"], Method::GET) => {
             Endpoint::LoadCredentials {
                 prefix,
                 table: ident(ns, t)?,
             }
         }
-        (["tables", "rename"], Method::POST) => Endpoint::RenameTable { prefix },
-        (["transactions", "commit"], Method::POST) => Endpoint::CommitTransaction { prefix },
+        (["tables", "rename"], Method::POST) => {
+            let request: RenameRequest = json(body)?;
+            Endpoint::RenameTable {
+                prefix,
+                source: body_ident(request.source)?,
+                destination: body_ident(request.destination)?,
+            }
+        }
+        (["transactions", "commit"], Method::POST) => Endpoint::CommitTransaction {
+            prefix,
+            changes: transaction_changes(json(body)?)?,
+        },
         (["namespaces", ns, "views"], Method::GET) => Endpoint::ListViews {
             prefix,
             namespace: namespace(ns)?,
@@ -440,6 +570,7 @@ pub(crate) fn route(
         (["namespaces", ns, "views"], Method::POST) => Endpoint::CreateView {
             prefix,
             namespace: namespace(ns)?,
+            request: json(body)?,
         },
         (["namespaces", ns, "views", v], Method::GET) => Endpoint::LoadView {
             prefix,
@@ -452,12 +583,20 @@ pub(crate) fn route(
         (["namespaces", ns, "views", v], Method::POST) => Endpoint::ReplaceView {
             prefix,
             view: ident(ns, v)?,
+            request: json(body)?,
         },
         (["namespaces", ns, "views", v], Method::DELETE) => Endpoint::DropView {
             prefix,
             view: ident(ns, v)?,
         },
-        (["views", "rename"], Method::POST) => Endpoint::RenameView { prefix },
+        (["views", "rename"], Method::POST) => {
+            let request: RenameRequest = json(body)?;
+            Endpoint::RenameView {
+                prefix,
+                source: body_ident(request.source)?,
+                destination: body_ident(request.destination)?,
+            }
+        }
         (
             ["namespaces"]
             | ["namespaces", _]
@@ -480,6 +619,48 @@ pub(crate) fn route(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::WireError;
+
+    const NAMESPACE_BODY: &str = r#"{"namespace":["sales"]}"#;
+    const PROPERTIES_BODY: &str = r#"{"updates":{"a":"1"}}"#;
+    const CREATE_TABLE_BODY: &str =
+        r#"{"name":"t","schema":{"type":"struct","schema-id":0,"fields":[]}}"#;
+    const REGISTER_BODY: &str = r#"{"name":"t","metadata-location":"s3://x/m.json"}"#;
+    const COMMIT_BODY: &str = r#"{"requirements":[],"updates":[]}"#;
+    const TRANSACTION_CHANGE: &str =
+        r#"{"identifier":{"namespace":["sales"],"name":"orders"},"requirements":[],"updates":[]}"#;
+    const RENAME_BODY: &str = r#"{"source":{"namespace":["sales"],"name":"orders"},"destination":{"namespace":["sales"],"name":"orders2"}}"#;
+    const METRICS_BODY: &str = r#"{"report-type":"scan-report"}"#;
+    const CREATE_VIEW_BODY: &str = r#"{"name":"v","schema":{"type":"struct","schema-id":0,"fields":[]},"view-version":{"version-id":1,"timestamp-ms":0,"schema-id":0,"summary":{},"representations":[],"default-namespace":["sales"]}}"#;
+
+    fn parsed<T: DeserializeOwned>(json: &str) -> T {
+        serde_json::from_str(json).unwrap()
+    }
+
+    fn commit(json: &str) -> CommitTableRequest {
+        parsed::<CommitTableRequestWire>(json).into_request().unwrap()
+    }
+
+    /// A valid body for a request line (by what its path names), empty for reads.
+    fn body_for(method: &Method, path: &str) -> RequestBody {
+        let body = match (method.as_str(), path.rsplit('/').next().unwrap_or("")) {
+            ("POST", "namespaces") => NAMESPACE_BODY,
+            ("POST", "properties") => PROPERTIES_BODY,
+            ("POST", "tables") => CREATE_TABLE_BODY,
+            ("POST", "register") => REGISTER_BODY,
+            ("POST", "metrics") => METRICS_BODY,
+            ("POST", "rename") => RENAME_BODY,
+            ("POST", "commit") => {
+                return RequestBody::new(bytes::Bytes::from(format!(
+                    "{{\"table-changes\":[{TRANSACTION_CHANGE}]}}"
+                )));
+            }
+            ("POST", "views") => CREATE_VIEW_BODY,
+            ("POST", _) => COMMIT_BODY,
+            _ => "",
+        };
+        RequestBody::new(bytes::Bytes::from(body))
+    }
 
     fn ident(ns: &str, name: &str) -> Ident {
         Ident {
@@ -505,11 +686,6 @@ mod tests {
                 Method::GET,
                 "/iceberg/v1/config",
                 Endpoint::Config { warehouse: None },
-            ),
-            (
-                Method::POST,
-                "/iceberg/v1/oauth/tokens",
-                Endpoint::OAuthTokens,
             ),
             // Java sends an empty pageToken on every first list call (trap 4).
             (
@@ -539,7 +715,10 @@ mod tests {
             (
                 Method::POST,
                 "/iceberg/v1/111122223333.analytics/namespaces",
-                Endpoint::CreateNamespace { prefix: p() },
+                Endpoint::CreateNamespace {
+                    prefix: p(),
+                    request: parsed(NAMESPACE_BODY),
+                },
             ),
             (
                 Method::GET,
@@ -571,6 +750,7 @@ mod tests {
                 Endpoint::UpdateNamespaceProperties {
                     prefix: p(),
                     namespace: "sales".into(),
+                    request: parsed(PROPERTIES_BODY),
                 },
             ),
             (
@@ -588,6 +768,8 @@ mod tests {
                 Endpoint::CreateTable {
                     prefix: p(),
                     namespace: "sales".into(),
+                    request: parsed(CREATE_TABLE_BODY),
+                    delegation: Delegation::None,
                 },
             ),
             (
@@ -596,6 +778,7 @@ mod tests {
                 Endpoint::RegisterTable {
                     prefix: p(),
                     namespace: "sales".into(),
+                    request: parsed(REGISTER_BODY),
                 },
             ),
             (
@@ -604,7 +787,9 @@ mod tests {
                 Endpoint::LoadTable {
                     prefix: p(),
                     table: ident("sales", "orders"),
-                    snapshots: Some("all".into()),
+                    snapshots: Snapshots::All,
+                    if_none_match: None,
+                    delegation: Delegation::None,
                 },
             ),
             (
@@ -621,6 +806,7 @@ mod tests {
                 Endpoint::CommitTable {
                     prefix: p(),
                     table: ident("sales", "orders"),
+                    request: commit(COMMIT_BODY),
                 },
             ),
             // PyIceberg 0.10 spells booleans the Python way (trap 12).
@@ -670,12 +856,19 @@ mod tests {
             (
                 Method::POST,
                 "/iceberg/v1/111122223333.analytics/tables/rename",
-                Endpoint::RenameTable { prefix: p() },
+                Endpoint::RenameTable {
+                    prefix: p(),
+                    source: ident("sales", "orders"),
+                    destination: ident("sales", "orders2"),
+                },
             ),
             (
                 Method::POST,
                 "/iceberg/v1/111122223333.analytics/transactions/commit",
-                Endpoint::CommitTransaction { prefix: p() },
+                Endpoint::CommitTransaction {
+                    prefix: p(),
+                    changes: vec![(ident("sales", "orders"), commit(TRANSACTION_CHANGE))],
+                },
             ),
             (
                 Method::GET,
@@ -692,6 +885,7 @@ mod tests {
                 Endpoint::CreateView {
                     prefix: p(),
                     namespace: "sales".into(),
+                    request: parsed(CREATE_VIEW_BODY),
                 },
             ),
             (
@@ -716,6 +910,7 @@ mod tests {
                 Endpoint::ReplaceView {
                     prefix: p(),
                     view: ident("sales", "v1"),
+                    request: parsed(COMMIT_BODY),
                 },
             ),
             (
@@ -729,7 +924,11 @@ mod tests {
             (
                 Method::POST,
                 "/iceberg/v1/111122223333.analytics/views/rename",
-                Endpoint::RenameView { prefix: p() },
+                Endpoint::RenameView {
+                    prefix: p(),
+                    source: ident("sales", "orders"),
+                    destination: ident("sales", "orders2"),
+                },
             ),
             // The URL-encoded ARN as prefix (S3 Tables style, trap 7), and the same ARN decoded by a proxy.
             (
@@ -755,7 +954,9 @@ mod tests {
                 Endpoint::LoadTable {
                     prefix: "p".into(),
                     table: ident("db.tbl", "snapshots"),
-                    snapshots: None,
+                    snapshots: Snapshots::All,
+                    if_none_match: None,
+                    delegation: Delegation::None,
                 },
             ),
             // Percent-encoded names decode after routing; `+` stays literal in paths (trap 5).
@@ -765,7 +966,9 @@ mod tests {
                 Endpoint::LoadTable {
                     prefix: "p".into(),
                     table: ident("a/b", "c+d"),
-                    snapshots: None,
+                    snapshots: Snapshots::All,
+                    if_none_match: None,
+                    delegation: Delegation::None,
                 },
             ),
         ];
@@ -773,7 +976,12 @@ mod tests {
             let (path, query) = uri
                 .split_once('?')
                 .map_or((uri, None), |(p, q)| (p, Some(q)));
-            assert_eq!(route(&method, path, query).unwrap(), want, "{method} {uri}");
+            let body = body_for(&method, path);
+            assert_eq!(
+                route(&method, path, query, &HeaderMap::new(), &body).unwrap(),
+                want,
+                "{method} {uri}"
+            );
         }
     }
 
@@ -793,11 +1001,13 @@ mod tests {
             (Method::PUT, "/iceberg/v1/p/namespaces/ns", 405),
             (Method::GET, "/iceberg/v1/p/transactions/commit", 405),
             (Method::POST, "/iceberg/v1/config", 405),
+            (Method::GET, "/iceberg/v1/p/namespaces/ns/tables/t?snapshots=some", 400),
         ] {
             let (path, query) = uri
                 .split_once('?')
                 .map_or((uri, None), |(p, q)| (p, Some(q)));
-            let err = route(&method, path, query).unwrap_err();
+            let err =
+                route(&method, path, query, &HeaderMap::new(), &body_for(&method, path)).unwrap_err();
             assert_eq!(err.status().as_u16(), status, "{method} {uri}");
         }
     }
@@ -813,7 +1023,41 @@ mod tests {
                 .replace("{table}", "t")
                 .replace("{view}", "v");
             let method: Method = method.parse().unwrap();
-            assert!(route(&method, &path, None).is_ok(), "{endpoint}");
+            assert!(
+                route(&method, &path, None, &HeaderMap::new(), &body_for(&method, &path)).is_ok(),
+                "{endpoint}"
+            );
         }
+    }
+}
+
+#[cfg(test)]
+mod body_tests {
+    use super::*;
+    use crate::pipeline::WireError;
+
+    fn commit_route(path: &str, body: &[u8]) -> Result<Endpoint, IcebergError> {
+        route(
+            &Method::POST,
+            path,
+            None,
+            &HeaderMap::new(),
+            &RequestBody::new(bytes::Bytes::copy_from_slice(body)),
+        )
+    }
+
+    /// The attack of issue 14 finding 1: a transaction whose body is not UTF-8 used to authorize nothing and then
+    /// be applied from a Latin-1 reading. Now the body is parsed once, strictly: it is a 400.
+    #[test]
+    fn bodies_that_are_not_utf8_or_not_json_are_400() {
+        let path = "/iceberg/v1/222233334444.victim/transactions/commit";
+        let attack = b"{\"table-changes\":[{\"identifier\":{\"namespace\":[\"ns\"],\"name\":\"t\"},\"requirements\":[],\"updates\":[{\"action\":\"remove-snapshot-ref\",\"ref-name\":\"main\"}]}],\"x\":\"\xff\"}";
+        assert_eq!(commit_route(path, attack).unwrap_err().status().as_u16(), 400);
+        for body in [&b"{"[..], b"", b"[]", b"{\"table-changes\":[]}", b"{\"table-changes\":[{\"requirements\":[],\"updates\":[]}]}"] {
+            assert_eq!(commit_route(path, body).unwrap_err().status().as_u16(), 400, "{body:?}");
+        }
+        let rename = "/iceberg/v1/222233334444.victim/tables/rename";
+        let attack = b"{\"source\":{\"namespace\":[\"ns\"],\"name\":\"t\"},\"destination\":{\"namespace\":[\"ns\"],\"name\":\"u\"},\"x\":\"\xff\"}";
+        assert_eq!(commit_route(rename, attack).unwrap_err().status().as_u16(), 400);
     }
 }

@@ -4,47 +4,23 @@
 use std::collections::HashSet;
 
 use sha2::{Digest, Sha256};
-use tablebay_catalog::{DropMode, IcebergTable, TableDefinition, TableName, TableRef};
+use tablebay_catalog::{DropMode, IcebergTable, Table, TableArn, TableDefinition, TableName, TableRef};
 
-use super::context::{IcebergContext, Reply};
+use super::context::{Lookups, Reply};
 use super::dispatch::not_modified;
 use super::error::IcebergError;
 use super::namespaces::collect;
-use super::router::{Ident, PageParams, single_level};
+use super::router::{Delegation, Ident, PageParams, Snapshots};
 use super::wire::{
     CreateTableRequest, ListTablesResponse, LoadCredentialsResponse, RegisterTableRequest,
-    RenameRequest, TableIdentifier, parse_body,
+    TableIdentifier,
 };
-
-/// Which snapshots a load returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Snapshots {
-    All,
-    Refs,
-}
-
-impl Snapshots {
-    fn parse(raw: Option<&str>) -> Result<Self, IcebergError> {
-        match raw {
-            None => Ok(Self::All),
-            Some(s) if s.eq_ignore_ascii_case("all") => Ok(Self::All),
-            Some(s) if s.eq_ignore_ascii_case("refs") => Ok(Self::Refs),
-            Some(other) => Err(IcebergError::bad_request(format!(
-                "Invalid snapshots mode '{other}': expected all or refs"
-            ))),
-        }
-    }
-}
-
-/// The table name in a path or body, validated; `missing` is the error for a name that cannot exist.
-fn table_name(ident: &Ident) -> Result<TableName, IcebergError> {
-    TableName::parse(&ident.name).map_err(|_| IcebergError::no_such_table(ident))
-}
+use crate::pipeline::Context;
 
 /// A LoadTableResult body: `metadata` is spliced in as the stored bytes, so a cached load serializes nothing.
 /// With vended credentials, they are in `config` and in `storage-credentials`.
 pub(super) fn load_result(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     metadata_location: Option<&str>,
     metadata_json: &[u8],
     vended: Option<&Vended>,
@@ -77,39 +53,19 @@ pub(super) fn load_result(
 }
 
 /// Temporary credentials for one table's data (`X-Iceberg-Access-Delegation: vended-credentials`), as FileIO
-/// properties, and the table location they are for.
+/// properties. They reach only the table's own storage: every file a table references lies there.
 pub(super) struct Vended {
-    prefixes: Vec<String>,
+    prefix: String,
     config: std::collections::BTreeMap<String, String>,
 }
 
 impl Vended {
-    /// Issues credentials scoped to `table` for the caller (read-only unless it may write the table). When the
-    /// current metadata file lives in another table's storage (a registered table), that table is readable too.
-    pub(super) async fn issue(
-        ctx: &IcebergContext<'_>,
-        table: &tablebay_catalog::TableArn,
-        metadata_location: Option<&str>,
-    ) -> Result<Self, IcebergError> {
-        let mut prefixes = vec![format!(
-            "{}/",
-            tablebay_catalog::warehouse_location(table.table_id)
-        )];
-        let mut also_read = Vec::new();
-        let other_bucket = metadata_location
-            .and_then(|l| l.strip_prefix("s3://"))
-            .and_then(|l| l.split('/').next())
-            .filter(|bucket| !prefixes.iter().any(|p| p == &format!("s3://{bucket}/")));
-        if let Some(bucket) = other_bucket
-            && let Ok(storage) = ctx.catalog().table_storage(bucket).await
-        {
-            prefixes.push(format!("s3://{bucket}/"));
-            also_read.push(storage.arn);
-        }
+    /// Issues credentials scoped to `table` for the caller, with at most the rights the caller has on it.
+    pub(super) async fn issue(ctx: &Context<'_>, table: &TableArn) -> Result<Self, IcebergError> {
         let session = ctx
             .app
             .iam
-            .vend_table_credentials(&ctx.principal, table, &also_read)
+            .vend_table_credentials(&ctx.principal, table, &[])
             .await?;
         let config = std::collections::BTreeMap::from([
             (
@@ -129,32 +85,31 @@ impl Vended {
                 session.expiration.timestamp_millis().to_string(),
             ),
         ]);
-        Ok(Self { prefixes, config })
+        Ok(Self {
+            prefix: format!("{}/", tablebay_catalog::warehouse_location(table.table_id)),
+            config,
+        })
     }
 
-    /// The `StorageCredential`s (`{"prefix", "config"}`, one per storage prefix) with the data plane's address.
-    pub(super) fn storage_credentials(&self, ctx: &IcebergContext<'_>) -> Vec<serde_json::Value> {
+    /// The `StorageCredential` (`{"prefix", "config"}`) with the data plane's address.
+    pub(super) fn storage_credentials(&self, ctx: &Context<'_>) -> Vec<serde_json::Value> {
         let mut config = ctx
             .app
             .iceberg
             .storage_config(&ctx.catalog().config().region);
         config.extend(self.config.clone());
-        self.prefixes
-            .iter()
-            .map(|prefix| serde_json::json!({ "prefix": prefix, "config": config }))
-            .collect()
+        vec![serde_json::json!({ "prefix": self.prefix, "config": config })]
     }
 
     /// Credentials when the request asked for them, else none.
     pub(super) async fn if_asked(
-        ctx: &IcebergContext<'_>,
-        table: &tablebay_catalog::TableArn,
-        metadata_location: Option<&str>,
+        ctx: &Context<'_>,
+        delegation: Delegation,
+        table: &TableArn,
     ) -> Result<Option<Self>, IcebergError> {
-        if ctx.vended_credentials {
-            Self::issue(ctx, table, metadata_location).await.map(Some)
-        } else {
-            Ok(None)
+        match delegation {
+            Delegation::VendedCredentials => Self::issue(ctx, table).await.map(Some),
+            Delegation::None => Ok(None),
         }
     }
 }
@@ -206,7 +161,7 @@ fn matches(if_none_match: &str, etag: &str) -> bool {
 
 /// Tables and views share one name space: a table may not take a view's name (Java's message).
 pub(super) async fn no_view(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     namespace: &tablebay_catalog::Namespace,
     name: &TableName,
     ident: &Ident,
@@ -221,7 +176,7 @@ pub(super) async fn no_view(
 
 /// `GET /v1/{prefix}/namespaces/{namespace}/tables`.
 pub(super) async fn list(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     namespace: &str,
     page: &PageParams,
@@ -250,14 +205,15 @@ pub(super) async fn list(
 }
 
 /// `POST /v1/{prefix}/namespaces/{namespace}/tables`: create, or with `stage-create` only describe the table
-/// (nothing is persisted; `metadata-location` is null and the client commits with `assert-create`).
+/// (nothing is persisted; `metadata-location` is null and the client commits with `assert-create`). The answer
+/// never holds credentials (an idempotent replay remembers it): the dispatcher vends them after
+/// ([`with_vended_credentials`]).
 pub(super) async fn create(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     namespace: &str,
-    body: &[u8],
+    req: CreateTableRequest,
 ) -> Result<Reply, IcebergError> {
-    let req: CreateTableRequest = parse_body(body)?;
     let ident = Ident {
         namespace: namespace.to_string(),
         name: req.name.clone(),
@@ -283,52 +239,95 @@ pub(super) async fn create(
             .await?;
         let json = tablebay_catalog::metadata_json(&staged.metadata)
             .map_err(|e| internal(e.to_string()))?;
-        let arn = tablebay_catalog::TableArn {
-            bucket: resolved.bucket.arn.clone(),
-            table_id: staged.table_id,
-        };
-        let vended = Vended::if_asked(ctx, &arn, None).await?;
-        return Ok(Reply::raw_json(load_result(
-            ctx,
-            None,
-            &json,
-            vended.as_ref(),
-        )?));
+        return Ok(Reply::raw_json(load_result(ctx, None, &json, None)?));
     }
     let table = ctx
         .catalog()
         .create_iceberg_table(&resolved, name, definition, &ctx.account)
         .await
         .map_err(|e| IcebergError::for_table(e, &ident))?;
-    let vended = Vended::if_asked(ctx, &table.table.arn, Some(&table.metadata_location)).await?;
     Ok(Reply::raw_json(load_result(
         ctx,
         Some(&table.metadata_location),
         &table.metadata.json,
-        vended.as_ref(),
+        None,
     )?))
+}
+
+/// A create's answer (fresh or replayed) with credentials for the table it describes, vended to the caller
+/// now. A staged table has no row yet: its credentials are for the storage its metadata names, where the
+/// caller's commit will create it.
+pub(super) async fn with_vended_credentials(
+    ctx: &Context<'_>,
+    reply: Reply,
+    prefix: &str,
+    namespace: &str,
+    name: &str,
+) -> Result<Reply, IcebergError> {
+    #[derive(serde::Deserialize)]
+    struct Described<'a> {
+        #[serde(rename = "metadata-location")]
+        metadata_location: Option<String>,
+        #[serde(borrow)]
+        metadata: &'a serde_json::value::RawValue,
+    }
+    #[derive(serde::Deserialize)]
+    struct TableUuid {
+        #[serde(rename = "table-uuid")]
+        table_uuid: uuid::Uuid,
+    }
+    let Some(body) = reply.body.clone() else {
+        return Ok(reply);
+    };
+    let described: Described<'_> =
+        serde_json::from_slice(&body).map_err(|e| internal(e.to_string()))?;
+    let table_id = serde_json::from_str::<TableUuid>(described.metadata.get())
+        .map_err(|e| internal(e.to_string()))?
+        .table_uuid;
+    if described.metadata_location.is_some() {
+        // The table must still be the one the answer describes (a replay comes later).
+        let namespace = ctx.namespace(prefix, namespace).await?;
+        let table = TableName::parse(name)?;
+        let current = ctx.catalog().table_in(&namespace, &table).await.ok();
+        if current.is_none_or(|t| t.id != table_id) {
+            return Ok(reply);
+        }
+    }
+    let arn = TableArn {
+        bucket: ctx.bucket_arn(prefix)?,
+        table_id,
+    };
+    let vended = Vended::issue(ctx, &arn).await?;
+    let mut answer = Reply::raw_json(load_result(
+        ctx,
+        described.metadata_location.as_deref(),
+        described.metadata.get().as_bytes(),
+        Some(&vended),
+    )?);
+    answer.status = reply.status;
+    Ok(answer)
 }
 
 /// `GET /v1/{prefix}/namespaces/{namespace}/tables/{table}`.
 pub(super) async fn load(
-    ctx: &IcebergContext<'_>,
-    prefix: &str,
+    ctx: &Context<'_>,
     ident: &Ident,
-    snapshots: Option<&str>,
+    table: Option<Table>,
+    snapshots: Snapshots,
     if_none_match: Option<&str>,
+    delegation: Delegation,
 ) -> Result<Reply, IcebergError> {
-    let snapshots = Snapshots::parse(snapshots)?;
-    let (bucket, namespace, name) = ctx.table_path(prefix, ident)?;
+    let table = table.ok_or_else(|| IcebergError::no_such_table(ident))?;
     let table = ctx
         .catalog()
-        .iceberg_table_by_path(&bucket, &namespace, &name)
+        .with_metadata(table)
         .await
         .map_err(|e| IcebergError::for_table(e, ident))?;
     let tag = etag(&table.metadata_location, snapshots);
     if if_none_match.is_some_and(|value| matches(value, &tag)) {
         return Ok(not_modified(tag));
     }
-    let vended = Vended::if_asked(ctx, &table.table.arn, Some(&table.metadata_location)).await?;
+    let vended = Vended::if_asked(ctx, delegation, &table.table.arn).await?;
     let body = match snapshots {
         Snapshots::All => load_result(
             ctx,
@@ -349,35 +348,27 @@ pub(super) async fn load(
 }
 
 /// `HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}`: 204 or 404 (trap 11).
-pub(super) async fn exists(
-    ctx: &IcebergContext<'_>,
-    prefix: &str,
-    ident: &Ident,
-) -> Result<Reply, IcebergError> {
-    let (bucket, namespace, name) = ctx.table_path(prefix, ident)?;
-    ctx.catalog()
-        .table_by_path(&bucket, &namespace, &name)
-        .await
-        .map_err(|e| IcebergError::for_table(e, ident))?;
+pub(super) fn exists(ident: &Ident, table: Option<Table>) -> Result<Reply, IcebergError> {
+    table.ok_or_else(|| IcebergError::no_such_table(ident))?;
     Ok(Reply::no_content())
 }
 
 /// `DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}?purgeRequested=`. Without purge the files stay
 /// (Spark deletes them itself after a `DROP TABLE … PURGE`: trap 12); with it they go in the background.
 pub(super) async fn drop(
-    ctx: &IcebergContext<'_>,
-    prefix: &str,
+    ctx: &Context<'_>,
     ident: &Ident,
+    table: Option<Table>,
     purge: bool,
 ) -> Result<Reply, IcebergError> {
-    let namespace = ctx.table_namespace(prefix, ident).await?;
+    let table = table.ok_or_else(|| IcebergError::no_such_table(ident))?;
     let mode = if purge {
         DropMode::Purge
     } else {
         DropMode::KeepFiles
     };
     ctx.catalog()
-        .drop_iceberg_table(&namespace, &table_name(ident)?, mode)
+        .drop_iceberg_table(&table, mode)
         .await
         .map_err(|e| IcebergError::for_table(e, ident))?;
     Ok(Reply::no_content())
@@ -386,12 +377,11 @@ pub(super) async fn drop(
 /// `POST /v1/{prefix}/namespaces/{namespace}/register`: the metadata file must be in a table's own storage,
 /// whose id no live table uses (see `Catalog::register_iceberg_table`).
 pub(super) async fn register(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     namespace: &str,
-    body: &[u8],
+    req: RegisterTableRequest,
 ) -> Result<Reply, IcebergError> {
-    let req: RegisterTableRequest = parse_body(body)?;
     let ident = Ident {
         namespace: namespace.to_string(),
         name: req.name.clone(),
@@ -423,26 +413,15 @@ pub(super) async fn register(
 }
 
 /// `POST /v1/{prefix}/tables/rename`: within the bucket, across namespaces; the table keeps its id and ARN.
+/// `table` is the source table as authorized.
 pub(super) async fn rename(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
-    body: &[u8],
+    source: &Ident,
+    table: Option<Table>,
+    destination: &Ident,
 ) -> Result<Reply, IcebergError> {
-    let req: RenameRequest = parse_body(body)?;
-    let source = Ident {
-        namespace: single_level(req.source.namespace)?,
-        name: req.source.name,
-    };
-    let destination = Ident {
-        namespace: single_level(req.destination.namespace)?,
-        name: req.destination.name,
-    };
-    let source_namespace = ctx.table_namespace(prefix, &source).await?;
-    let table = ctx
-        .catalog()
-        .table_in(&source_namespace, &table_name(&source)?)
-        .await
-        .map_err(|e| IcebergError::for_table(e, &source))?;
+    let table = table.ok_or_else(|| IcebergError::no_such_table(source))?;
     let target = ctx.namespace(prefix, &destination.namespace).await?;
     let new_name = TableName::parse(&destination.name)?;
     if ctx.catalog().view_exists(&target, &new_name).await? {
@@ -460,45 +439,27 @@ pub(super) async fn rename(
         )
         .await
         .map_err(|e| match e {
-            tablebay_catalog::CatalogError::NotFound(_) => IcebergError::no_such_table(&source),
-            other => IcebergError::for_table(other, &destination),
+            tablebay_catalog::CatalogError::NotFound(_) => IcebergError::no_such_table(source),
+            other => IcebergError::for_table(other, destination),
         })?;
     Ok(Reply::no_content())
 }
 
-/// `POST …/tables/{table}/metrics`: reports are accepted and dropped (204); the body must be a report.
-pub(super) async fn report_metrics(
-    _ctx: &IcebergContext<'_>,
-    _prefix: &str,
-    _ident: &Ident,
-    body: &[u8],
-) -> Result<Reply, IcebergError> {
-    let report: serde_json::Value = parse_body(body)?;
-    match report
-        .get("report-type")
-        .and_then(serde_json::Value::as_str)
-    {
-        Some("scan-report" | "commit-report") => Ok(Reply::no_content()),
-        _ => Err(IcebergError::bad_request(
-            "Invalid metrics report: report-type must be scan-report or commit-report",
-        )),
-    }
+/// `POST …/tables/{table}/metrics`: reports (checked when the request was parsed) are accepted and dropped.
+pub(super) fn report_metrics(ident: &Ident, table: Option<Table>) -> Result<Reply, IcebergError> {
+    table.ok_or_else(|| IcebergError::no_such_table(ident))?;
+    Ok(Reply::no_content())
 }
 
 /// `GET …/tables/{table}/credentials`: fresh vended credentials for the table's data (clients refresh with it
 /// before the previous ones expire).
 pub(super) async fn credentials(
-    ctx: &IcebergContext<'_>,
-    prefix: &str,
+    ctx: &Context<'_>,
     ident: &Ident,
+    table: Option<Table>,
 ) -> Result<Reply, IcebergError> {
-    let namespace = ctx.table_namespace(prefix, ident).await?;
-    let table = ctx
-        .catalog()
-        .table_in(&namespace, &table_name(ident)?)
-        .await
-        .map_err(|e| IcebergError::for_table(e, ident))?;
-    let vended = Vended::issue(ctx, &table.arn, table.metadata_location.as_deref()).await?;
+    let table = table.ok_or_else(|| IcebergError::no_such_table(ident))?;
+    let vended = Vended::issue(ctx, &table.arn).await?;
     Reply::json(&LoadCredentialsResponse {
         storage_credentials: vended.storage_credentials(ctx),
     })

@@ -1,35 +1,14 @@
 //! Views: list, create, load, HEAD, replace (commit), drop and rename, so engines need no view workarounds.
 //! LoadViewResult is `{metadata-location, metadata, config}`.
 
-use std::collections::HashMap;
-
-use tablebay_catalog::spec::{Schema, ViewUpdate, ViewVersion};
+use tablebay_catalog::spec::ViewUpdate;
 use tablebay_catalog::{IcebergView, TableName, ViewChange, ViewDefinition, ViewRequirement};
 
-use super::context::{IcebergContext, Reply};
+use super::context::{Lookups, Reply};
 use super::error::IcebergError;
-use super::router::{Ident, PageParams, single_level};
-use super::wire::{ListTablesResponse, RenameRequest, TableIdentifier, parse_body};
-
-/// `POST …/views`.
-#[derive(serde::Deserialize, Debug)]
-#[serde(rename_all = "kebab-case")]
-struct CreateViewRequest {
-    name: String,
-    schema: Schema,
-    view_version: ViewVersion,
-    #[serde(default)]
-    properties: Option<HashMap<String, String>>,
-}
-
-/// `POST …/views/{view}`.
-#[derive(serde::Deserialize, Debug)]
-struct CommitViewRequest {
-    #[serde(default)]
-    requirements: Vec<serde_json::Value>,
-    #[serde(default)]
-    updates: Vec<serde_json::Value>,
-}
+use super::router::{Ident, PageParams};
+use super::wire::{CommitViewRequest, CreateViewRequest, ListTablesResponse, TableIdentifier};
+use crate::pipeline::{Context, WireError};
 
 fn view_name(ident: &Ident) -> Result<TableName, IcebergError> {
     TableName::parse(&ident.name).map_err(|_| IcebergError::no_such_view(ident))
@@ -37,7 +16,7 @@ fn view_name(ident: &Ident) -> Result<TableName, IcebergError> {
 
 /// The namespace of a view named in a path: a missing namespace is a missing view.
 async fn view_namespace(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     ident: &Ident,
 ) -> Result<tablebay_catalog::Namespace, IcebergError> {
@@ -63,7 +42,7 @@ fn load_result(view: &IcebergView) -> Vec<u8> {
 
 /// `GET /v1/{prefix}/namespaces/{namespace}/views` (every view on one page).
 pub(super) async fn list(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     namespace: &str,
     _page: &PageParams,
@@ -84,12 +63,11 @@ pub(super) async fn list(
 
 /// `POST /v1/{prefix}/namespaces/{namespace}/views`.
 pub(super) async fn create(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     namespace: &str,
-    body: &[u8],
+    req: CreateViewRequest,
 ) -> Result<Reply, IcebergError> {
-    let req: CreateViewRequest = parse_body(body)?;
     let ident = Ident {
         namespace: namespace.to_string(),
         name: req.name.clone(),
@@ -111,7 +89,7 @@ pub(super) async fn create(
 
 /// `GET /v1/{prefix}/namespaces/{namespace}/views/{view}`.
 pub(super) async fn load(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     ident: &Ident,
 ) -> Result<Reply, IcebergError> {
@@ -126,7 +104,7 @@ pub(super) async fn load(
 
 /// `HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}`: 204 or 404.
 pub(super) async fn exists(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     ident: &Ident,
 ) -> Result<Reply, IcebergError> {
@@ -144,12 +122,11 @@ pub(super) async fn exists(
 
 /// `POST /v1/{prefix}/namespaces/{namespace}/views/{view}`: replace (requirements `assert-view-uuid`).
 pub(super) async fn replace(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     ident: &Ident,
-    body: &[u8],
+    req: CommitViewRequest,
 ) -> Result<Reply, IcebergError> {
-    let req: CommitViewRequest = parse_body(body)?;
     let requirements = req
         .requirements
         .into_iter()
@@ -185,7 +162,7 @@ pub(super) async fn replace(
 
 /// `DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}`.
 pub(super) async fn drop(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
     ident: &Ident,
 ) -> Result<Reply, IcebergError> {
@@ -199,29 +176,21 @@ pub(super) async fn drop(
 
 /// `POST /v1/{prefix}/views/rename`.
 pub(super) async fn rename(
-    ctx: &IcebergContext<'_>,
+    ctx: &Context<'_>,
     prefix: &str,
-    body: &[u8],
+    source: &Ident,
+    destination: &Ident,
 ) -> Result<Reply, IcebergError> {
-    let req: RenameRequest = parse_body(body)?;
-    let source = Ident {
-        namespace: single_level(req.source.namespace)?,
-        name: req.source.name,
-    };
-    let destination = Ident {
-        namespace: single_level(req.destination.namespace)?,
-        name: req.destination.name,
-    };
-    let namespace = view_namespace(ctx, prefix, &source).await?;
-    let name = view_name(&source)?;
+    let namespace = view_namespace(ctx, prefix, source).await?;
+    let name = view_name(source)?;
     if !ctx.catalog().view_exists(&namespace, &name).await? {
-        return Err(IcebergError::no_such_view(&source));
+        return Err(IcebergError::no_such_view(source));
     }
     let target = ctx.namespace(prefix, &destination.namespace).await?;
     let new_name = TableName::parse(&destination.name)?;
     ctx.catalog()
         .rename_view(&namespace, &name, &target, &new_name, &ctx.account)
         .await
-        .map_err(|e| IcebergError::for_view(e, &source))?;
+        .map_err(|e| IcebergError::for_view(e, source))?;
     Ok(Reply::no_content())
 }

@@ -5,29 +5,14 @@
 //! Always-present members follow trap 13: `defaults`/`overrides`, `properties: {}`, `missing: []`, and the
 //! `namespaces`/`identifiers` arrays; a `next-page-token` is omitted on the last page, never `""` (trap 4).
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use tablebay_catalog::spec::{TableRequirement, TableUpdate};
+use std::collections::HashMap;
+
+use tablebay_catalog::spec::{Schema, TableRequirement, TableUpdate, ViewVersion};
 
 use super::error::IcebergError;
-
-/// The body as text: UTF-8, or else ISO-8859-1. Java 1.10 sends bodies as Latin-1 while it hashes them as UTF-8
-/// (trap 19), so a non-ASCII Latin-1 character arrives as one invalid-UTF-8 byte.
-fn body_text(body: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(body) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => Cow::Owned(body.iter().map(|&b| char::from(b)).collect()),
-    }
-}
-
-/// Parses a JSON request body.
-pub(crate) fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, IcebergError> {
-    serde_json::from_str(&body_text(body))
-        .map_err(|e| IcebergError::bad_request(format!("Invalid request body: {e}")))
-}
 
 /// `GET /v1/config`.
 #[derive(Serialize, Debug)]
@@ -52,7 +37,7 @@ pub(crate) struct ListNamespacesResponse {
 }
 
 /// `POST /v1/{prefix}/namespaces`.
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Clone, PartialEq)]
 pub(crate) struct CreateNamespaceRequest {
     pub namespace: NamespaceLevels,
     #[serde(default)]
@@ -67,7 +52,7 @@ pub(crate) struct NamespaceResponse {
 }
 
 /// `POST /v1/{prefix}/namespaces/{namespace}/properties`.
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Clone, PartialEq)]
 pub(crate) struct UpdateNamespacePropertiesRequest {
     #[serde(default)]
     pub removals: Option<Vec<String>>,
@@ -84,7 +69,7 @@ pub(crate) struct UpdateNamespacePropertiesResponse {
 }
 
 /// A table or view identifier in a body.
-#[derive(Serialize, Deserialize, Debug, Clone)]
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub(crate) struct TableIdentifier {
     pub namespace: NamespaceLevels,
     pub name: String,
@@ -99,7 +84,7 @@ pub(crate) struct ListTablesResponse {
 }
 
 /// `POST …/tables`.
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) struct CreateTableRequest {
     pub name: String,
@@ -119,7 +104,7 @@ pub(crate) struct CreateTableRequest {
 }
 
 /// `POST …/register`.
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Clone, PartialEq)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) struct RegisterTableRequest {
     pub name: String,
@@ -147,7 +132,7 @@ pub(crate) struct CommitTableRequestWire {
 }
 
 /// `POST …/tables/{table}` (`identifier` is optional there; Java omits it).
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CommitTableRequest {
     pub identifier: Option<TableIdentifier>,
     pub requirements: Vec<TableRequirement>,
@@ -198,6 +183,45 @@ impl CommitTableRequestWire {
     }
 }
 
+/// `POST …/tables/{table}/metrics`: only its type is read; reports are accepted and dropped.
+#[derive(Deserialize, Debug)]
+pub(crate) struct MetricsReport {
+    #[serde(rename = "report-type", default)]
+    report_type: Option<String>,
+}
+
+impl MetricsReport {
+    /// A report is a scan report or a commit report.
+    pub(crate) fn check(&self) -> Result<(), IcebergError> {
+        match self.report_type.as_deref() {
+            Some("scan-report" | "commit-report") => Ok(()),
+            _ => Err(IcebergError::bad_request(
+                "Invalid metrics report: report-type must be scan-report or commit-report",
+            )),
+        }
+    }
+}
+
+/// `POST …/views`.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) struct CreateViewRequest {
+    pub name: String,
+    pub schema: Schema,
+    pub view_version: ViewVersion,
+    #[serde(default)]
+    pub properties: Option<HashMap<String, String>>,
+}
+
+/// `POST …/views/{view}`: requirements and updates as JSON, parsed into the spec types by the handler.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+pub(crate) struct CommitViewRequest {
+    #[serde(default)]
+    pub requirements: Vec<serde_json::Value>,
+    #[serde(default)]
+    pub updates: Vec<serde_json::Value>,
+}
+
 /// `POST /v1/oauth/tokens` (form-encoded body).
 #[derive(Deserialize, Debug, Default)]
 pub(crate) struct TokenRequest {
@@ -241,27 +265,24 @@ pub(crate) struct LoadCredentialsResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::WireError;
 
-    #[test]
-    fn latin1_bodies_parse() {
-        // "café" sent by Java 1.10 as ISO-8859-1: é is the single byte 0xE9 (trap 19).
-        let body = b"{\"namespace\":[\"ns\"],\"properties\":{\"comment\":\"caf\xe9\"}}";
-        let req: CreateNamespaceRequest = parse_body(body).unwrap();
-        assert_eq!(req.properties.unwrap()["comment"], "café");
+    fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> T {
+        serde_json::from_slice(body).unwrap()
     }
 
     #[test]
     fn commit_requests_accept_legacy_names_and_reject_unknown_actions() {
-        let req: CommitTableRequestWire = parse_body(br#"{"requirements":[{"type":"assert-table-uuid","uuid":"8ab7b6a8-1c2d-4e5f-9a0b-123456789abc"}],
-            "updates":[{"action":"set-properties","updated":{"a":"1"}},{"action":"remove-properties","removed":["b"]}]}"#).unwrap();
+        let req: CommitTableRequestWire = parse(br#"{"requirements":[{"type":"assert-table-uuid","uuid":"8ab7b6a8-1c2d-4e5f-9a0b-123456789abc"}],
+            "updates":[{"action":"set-properties","updated":{"a":"1"}},{"action":"remove-properties","removed":["b"]}]}"#);
         let req = req.into_request().unwrap();
         assert_eq!(req.requirements.len(), 1);
         assert_eq!(req.updates.len(), 2);
         let bad: CommitTableRequestWire =
-            parse_body(br#"{"requirements":[],"updates":[{"action":"explode"}]}"#).unwrap();
+            parse(br#"{"requirements":[],"updates":[{"action":"explode"}]}"#);
         assert_eq!(bad.into_request().unwrap_err().status().as_u16(), 400);
         let bad: CommitTableRequestWire =
-            parse_body(br#"{"requirements":[{"type":"assert-nothing"}],"updates":[]}"#).unwrap();
+            parse(br#"{"requirements":[{"type":"assert-nothing"}],"updates":[]}"#);
         assert_eq!(bad.into_request().unwrap_err().status().as_u16(), 400);
     }
 }

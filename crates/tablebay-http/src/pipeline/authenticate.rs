@@ -1,0 +1,154 @@
+//! Authentication in two steps around the body: [`identify`] reads the credentials from the headers alone
+//! (scheme, time, scope, the key's existence; for a bearer token, everything), and [`Pending::finish`] checks
+//! the signature over the body once it has arrived. When a SigV4 request claims its payload hash
+//! (`x-amz-content-sha256`), the signature is checked at once and the body only has to match the claim.
+//!
+//! The schemes: SigV4 (header or presigned query, `tablebay_auth::SigV4Verifier`) and OAuth2 bearer tokens
+//! issued by the Iceberg token endpoint. Temporary credentials carry their session token either way.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header;
+use http::request::Parts;
+use tablebay_auth::{
+    AuthError, Principal, SigV4Verifier, SignedPayload, SignedRequest, check_claimed_payload,
+    claimed_payload_hash, latin1_to_utf8,
+};
+use tablebay_iam::{Iam, KnownKey};
+
+use super::{PipelineError, RequestBody};
+use crate::state::AppState;
+
+/// The credentials a surface accepts.
+#[derive(Clone, Debug)]
+pub(crate) struct Schemes {
+    /// SigV4, with the verifier of the surface's signing names.
+    pub sigv4: Arc<SigV4Verifier>,
+    /// OAuth2 bearer tokens (`Authorization: Bearer …`).
+    pub bearer: bool,
+}
+
+/// Credentials identified from the headers; the body is still to be checked against them.
+pub(crate) enum Pending {
+    /// A bearer token: complete, it does not cover the body.
+    Bearer(KnownKey),
+    /// SigV4 whose claimed payload hash the signature was verified with: the body must hash to the claim.
+    Claimed {
+        key: KnownKey,
+        claimed: [u8; 32],
+    },
+    /// SigV4 to verify over the body.
+    SigV4 {
+        key: KnownKey,
+        request: SignedRequest,
+        verifier: Arc<SigV4Verifier>,
+    },
+}
+
+/// Reads the request's credentials without its body.
+pub(super) async fn identify(
+    app: &AppState,
+    schemes: Schemes,
+    parts: &Parts,
+) -> Result<Pending, PipelineError> {
+    let now = chrono::Utc::now();
+    if schemes.bearer
+        && let Some(token) = bearer_token(parts)
+    {
+        let access_key_id = app
+            .iceberg
+            .tokens
+            .verify(token, now)
+            .map_err(PipelineError::BearerToken)?;
+        let key = long_term_key(&app.iam, &access_key_id)
+            .await
+            .map_err(PipelineError::BearerToken)?
+            .ok_or(PipelineError::BearerToken(AuthError::UnknownAccessKey))?;
+        return Ok(Pending::Bearer(key));
+    }
+    let request = schemes.sigv4.parse(parts, now)?;
+    let key = lookup(&app.iam, &request.access_key_id).await?;
+    if let Some(claimed) = claimed_payload_hash(parts) {
+        schemes
+            .sigv4
+            .verify_claimed(&request, parts, &claimed, key.secret())?;
+        key.check_session_token(request.session_token.as_deref(), now)?;
+        return Ok(Pending::Claimed { key, claimed });
+    }
+    Ok(Pending::SigV4 {
+        key,
+        request,
+        verifier: schemes.sigv4,
+    })
+}
+
+impl Pending {
+    /// Whether a verified signature (or token) already covers whoever sends the body.
+    pub(super) fn is_verified(&self) -> bool {
+        !matches!(self, Self::SigV4 { .. })
+    }
+
+    /// Checks the body against the credentials and settles how it reads.
+    pub(super) fn finish(
+        self,
+        parts: &Parts,
+        body: Bytes,
+    ) -> Result<(Principal, RequestBody), AuthError> {
+        let (key, reading) = match self {
+            Self::Bearer(key) => (key, SignedPayload::AsSent),
+            Self::Claimed { key, claimed } => {
+                let reading = check_claimed_payload(&claimed, &body)?;
+                (key, reading)
+            }
+            Self::SigV4 {
+                key,
+                request,
+                verifier,
+            } => {
+                let reading = verifier.verify(&request, parts, &body, key.secret())?;
+                key.check_session_token(request.session_token.as_deref(), chrono::Utc::now())?;
+                (key, reading)
+            }
+        };
+        let body = match reading {
+            SignedPayload::AsSent | SignedPayload::Unsigned => body,
+            SignedPayload::Latin1AsUtf8 => Bytes::from(latin1_to_utf8(&body)),
+        };
+        Ok((key.into_principal(), RequestBody::new(body)))
+    }
+}
+
+/// The token of an `Authorization: Bearer …` header.
+fn bearer_token(parts: &Parts) -> Option<&str> {
+    let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .map(str::trim)
+}
+
+/// The known, active key `access_key_id`.
+pub(crate) async fn lookup(iam: &Iam, access_key_id: &str) -> Result<KnownKey, AuthError> {
+    match iam.lookup(access_key_id).await {
+        Ok(Some(key)) => Ok(key),
+        Ok(None) => Err(AuthError::UnknownAccessKey),
+        Err(e) => {
+            tracing::error!(error = %e, "credential lookup failed");
+            Err(AuthError::Unavailable)
+        }
+    }
+}
+
+/// The active long-term key `access_key_id`: temporary credentials cannot hold a bearer token, which would not
+/// carry their session token.
+pub(crate) async fn long_term_key(
+    iam: &Iam,
+    access_key_id: &str,
+) -> Result<Option<KnownKey>, AuthError> {
+    let key = lookup(iam, access_key_id).await.map(Some).or_else(|e| match e {
+        AuthError::UnknownAccessKey => Ok(None),
+        other => Err(other),
+    })?;
+    Ok(key.filter(|key| key.principal().session.is_none()))
+}

@@ -1,0 +1,48 @@
+//! Authorization of a resolved endpoint: each [`Need`] a surface names is decided by the IAM service's one
+//! authorization function (`tablebay_iam::Iam::authorize_all`) with the request's full context, in order; the
+//! first denial ends the request.
+
+use tablebay_iam::{IamError, Resource};
+use tablebay_policy::Action;
+
+use super::Context;
+
+/// What an operation needs of its caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// Every one of `actions` on `resource`.
+    Actions(Vec<Action>, Resource),
+    /// Only the root of the resource's own account may (operations that have no IAM action of their own).
+    Owner(Resource),
+}
+
+impl Need {
+    /// One action on a resource.
+    pub(crate) fn action(action: Action, resource: Resource) -> Self {
+        Self::Actions(vec![action], resource)
+    }
+}
+
+/// Decides every need in order.
+pub(super) async fn authorize(
+    cx: &Context<'_>,
+    operation: &str,
+    needs: &[Need],
+) -> Result<(), IamError> {
+    for need in needs {
+        match need {
+            Need::Actions(actions, resource) => {
+                cx.app
+                    .iam
+                    .authorize_all(&cx.principal, actions, resource, &cx.access)
+                    .await?;
+            }
+            Need::Owner(resource) => {
+                cx.app
+                    .iam
+                    .authorize_owner(&cx.principal, operation, resource, &cx.access)?;
+            }
+        }
+    }
+    Ok(())
+}
