@@ -19,5 +19,7 @@ mod iceberg_server;
 mod identity;
 mod maintenance;
 mod s3;
+mod security_requests;
 mod server;
 mod sts;
+mod world;
