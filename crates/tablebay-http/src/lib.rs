@@ -10,6 +10,7 @@
 mod admin;
 mod authn;
 mod control_plane;
+mod form;
 mod iceberg;
 mod observe;
 mod pipeline;

@@ -14,6 +14,7 @@ use super::wire::{
     PutMaintenanceRequest, RenameTableRequest, ResourcePolicyBody, StorageClassBody, TagsBody,
     UpdateTableMetadataLocationRequest,
 };
+use crate::form::FormPairs;
 use crate::pipeline::RequestBody;
 
 /// A table named by bucket ARN, namespace and name, as path segments give it (not yet validated).
@@ -238,22 +239,8 @@ impl Endpoint {
     }
 }
 
-/// Decoded `key=value` pairs of a raw query string; keys may repeat (`tagKeys=a&tagKeys=b`).
-pub(crate) fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
-    let decode = |s: &str| percent_decode_str(s).decode_utf8_lossy().into_owned();
-    query
-        .unwrap_or_default()
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| match pair.split_once('=') {
-            Some((k, v)) => (decode(k), decode(v)),
-            None => (decode(pair), String::new()),
-        })
-        .collect()
-}
-
-fn first(pairs: &[(String, String)], key: &str) -> Option<String> {
-    pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+fn first(pairs: &FormPairs, key: &str) -> Option<String> {
+    pairs.first(key).map(str::to_string)
 }
 
 /// Splits the raw path into decoded segments. A proxy that decoded `%2F` inside a bucket ARN leaves
@@ -296,7 +283,7 @@ pub(crate) fn route(
     body: &RequestBody,
 ) -> Result<Endpoint, ControlPlaneError> {
     let segs = segments(path)?;
-    let q = query_pairs(query);
+    let q = FormPairs::query(query).map_err(|e| ControlPlaneError::BadRequest(e.to_string()))?;
     let list = |max_key: &str| ListQuery {
         prefix: first(&q, "prefix"),
         continuation_token: first(&q, "continuationToken"),
@@ -472,11 +459,7 @@ pub(crate) fn route(
         },
         (Method::DELETE, ["tag", arn]) => E::UntagResource {
             arn: arn.to_string(),
-            tag_keys: q
-                .iter()
-                .filter(|(k, _)| k == "tagKeys")
-                .map(|(_, v)| v.clone())
-                .collect(),
+            tag_keys: q.all("tagKeys").map(str::to_string).collect(),
         },
         // Record expiration is modeled with 405 for services that do not offer it.
         (_, [op, ..]) if op.starts_with("table-record-expiration") => {

@@ -9,9 +9,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
-use percent_encoding::percent_decode_str;
 
 use super::wire::{OAuthErrorResponse, TokenRequest, TokenResponse};
+use crate::form::{FormError, FormPairs, decode_component};
 use crate::pipeline::{PipelineError, RequestBody};
 use crate::state::AppState;
 
@@ -46,27 +46,17 @@ fn oauth_error(
     )
 }
 
-/// Parses `application/x-www-form-urlencoded` (`+` is a space).
-fn form(text: &str) -> TokenRequest {
-    let mut req = TokenRequest::default();
-    for pair in text.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let decode = |s: &str| {
-            percent_decode_str(&s.replace('+', " "))
-                .decode_utf8_lossy()
-                .into_owned()
-        };
-        let value = Some(decode(v));
-        match decode(k).as_str() {
-            "grant_type" => req.grant_type = value,
-            "client_id" => req.client_id = value,
-            "client_secret" => req.client_secret = value,
-            "scope" => req.scope = value,
-            "subject_token" => req.subject_token = value,
-            _ => {}
-        }
-    }
-    req
+/// The token request of a form body.
+fn form(text: &str) -> Result<TokenRequest, FormError> {
+    let pairs = FormPairs::parse(text)?;
+    let value = |key: &str| pairs.first(key).map(str::to_string);
+    Ok(TokenRequest {
+        grant_type: value("grant_type"),
+        client_id: value("client_id"),
+        client_secret: value("client_secret"),
+        scope: value("scope"),
+        subject_token: value("subject_token"),
+    })
 }
 
 /// HTTP Basic credentials, if the client sent its id and secret that way (RFC 6749 §2.3.1).
@@ -77,12 +67,8 @@ fn basic(parts: &Parts) -> Option<(String, String)> {
         .or_else(|| value.strip_prefix("basic "))?;
     let decoded = String::from_utf8(STANDARD.decode(encoded.trim()).ok()?).ok()?;
     let (id, secret) = decoded.split_once(':')?;
-    let decode = |s: &str| {
-        percent_decode_str(&s.replace('+', " "))
-            .decode_utf8_lossy()
-            .into_owned()
-    };
-    Some((decode(id), decode(secret)))
+    // The id and secret are form-encoded before they are joined (RFC 6749 §2.3.1).
+    Some((decode_component(id).ok()?, decode_component(secret).ok()?))
 }
 
 /// The token-exchange grant (RFC 8693), which Java's OAuth2 session uses to refresh its token before it expires.
@@ -161,8 +147,9 @@ pub(super) async fn token(
         }
         Err(e) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
     };
-    let req = match body.text() {
-        Ok(text) => form(text),
+    let req = match body.text().map(form) {
+        Ok(Ok(req)) => req,
+        Ok(Err(e)) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
         Err(e) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", e),
     };
     match req.grant_type.as_deref() {

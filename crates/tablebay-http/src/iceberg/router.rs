@@ -20,6 +20,7 @@ use super::wire::{
     CreateNamespaceRequest, CreateTableRequest, CreateViewRequest, MetricsReport,
     RegisterTableRequest, RenameRequest, TableIdentifier, UpdateNamespacePropertiesRequest,
 };
+use crate::form::FormPairs;
 use crate::pipeline::RequestBody;
 
 /// A table or view named in the path: one namespace level and a name (both decoded, not yet validated).
@@ -299,20 +300,6 @@ fn decode(raw: &str) -> Result<String, IcebergError> {
         .map_err(|_| IcebergError::bad_request(format!("Invalid percent-encoding in '{raw}'")))
 }
 
-/// Decoded `key=value` pairs of a raw query; `+` is a space there (form encoding, as every client sends).
-fn query_pairs(query: Option<&str>) -> Result<Vec<(String, String)>, IcebergError> {
-    let form = |s: &str| decode(&s.replace('+', " "));
-    query
-        .unwrap_or_default()
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| match pair.split_once('=') {
-            Some((k, v)) => Ok((form(k)?, form(v)?)),
-            None => Ok((form(pair)?, String::new())),
-        })
-        .collect()
-}
-
 /// Splits a namespace segment on the 0x1F separator (raw `%1F`/`%1f`, trap 6) and decodes its one level; more
 /// than one level is a clear 400, since namespaces have one level as in S3 Tables.
 fn namespace(raw: &str) -> Result<String, IcebergError> {
@@ -416,13 +403,8 @@ pub(crate) fn route(
         || IcebergError::bad_request(format!("No route for request: {method} {raw_path}"));
     let rest = raw_path.strip_prefix("/iceberg/v1/").ok_or_else(no_route)?;
     let segments: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
-    let query = query_pairs(raw_query)?;
-    let param = |name: &str| {
-        query
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
+    let query = FormPairs::query(raw_query).map_err(|e| IcebergError::bad_request(e.to_string()))?;
+    let param = |name: &str| query.first(name).map(str::to_string);
     let page = || PageParams {
         token: param("pageToken"),
         size: param("pageSize"),
