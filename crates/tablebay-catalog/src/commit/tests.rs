@@ -632,10 +632,10 @@ async fn trimmed_metadata_files_are_deleted_when_the_table_asks() {
         locations.push(current.metadata_location.clone());
     }
     assert_eq!(current.metadata.metadata.metadata_log().len(), 1);
+    let files = env.catalog.table_files(current.table.id);
     let read = |location: &str| {
-        let catalog = env.catalog.clone();
-        let file = TableLocation::parse(location).unwrap();
-        async move { catalog.read_table_file(&file).await.unwrap().is_some() }
+        let (files, location) = (files.clone(), location.to_string());
+        async move { files.read(&location).await.unwrap().is_some() }
     };
     // The current file and the one the log keeps exist; the trimmed ones are gone.
     let kept = locations.len() - 2;
