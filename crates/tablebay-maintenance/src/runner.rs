@@ -306,8 +306,10 @@ impl JobRunner {
                 record = false;
                 run.message = Some("disabled".into());
             }
+            // The table is gone: nothing to record of it (its runs are not listed any more anyway).
             Err(MaintenanceError::NotFound(m)) if !explicit => {
                 record = false;
+                run.outcome = RunOutcome::Failed;
                 run.message = Some(m);
             }
             Err(e) => {
@@ -503,3 +505,6 @@ impl JobRunner {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
