@@ -20,17 +20,17 @@ use crate::server::{REGION, TestServer, seg};
 
 /// Credentials of one principal.
 #[derive(Clone, Debug)]
-struct Who {
-    key: String,
-    secret: String,
-    account: String,
+pub(crate) struct Who {
+    pub(crate) key: String,
+    pub(crate) secret: String,
+    pub(crate) account: String,
     /// The user's ARN (empty for roots).
-    arn: String,
+    pub(crate) arn: String,
 }
 
 /// Which listener and signing name a request goes to.
 #[derive(Clone, Copy, Debug)]
-enum Surface {
+pub(crate) enum Surface {
     /// Control plane and admin (`s3tables`).
     Tables,
     /// Iceberg REST (`osstables`).
@@ -40,7 +40,7 @@ enum Surface {
 }
 
 /// A signed request as `who`; returns the status and the body text.
-async fn send(
+pub(crate) async fn send(
     server: &TestServer,
     who: &Who,
     method: Method,
@@ -80,7 +80,7 @@ async fn send(
 }
 
 /// A JSON request that must succeed; returns the parsed answer (Null when empty).
-async fn must(
+pub(crate) async fn must(
     server: &TestServer,
     who: &Who,
     method: Method,
