@@ -550,7 +550,9 @@ impl Catalog {
         for old in p.expired {
             match files.resolve(&old) {
                 Ok(_) => files.discard(&old).await,
-                Err(e) => tracing::debug!(location = %old, error = %e, "trimmed metadata file not deleted"),
+                Err(e) => {
+                    tracing::debug!(location = %old, error = %e, "trimmed metadata file not deleted")
+                }
             }
             self.metadata_cache.remove(&old).await;
         }

@@ -24,7 +24,9 @@ use uuid::Uuid;
 use crate::iceberg_tables::parse_metadata;
 use crate::metadata_cache::LoadedMetadata;
 use crate::objects::{TABLE_BUCKET_SUFFIX, TableLocation, warehouse_location};
-use crate::{ByteStream, Catalog, CatalogError, ObjectAttributes, ObjectBody, ObjectKey, PutOptions};
+use crate::{
+    ByteStream, Catalog, CatalogError, ObjectAttributes, ObjectBody, ObjectKey, PutOptions,
+};
 
 /// The largest range one [`TableFiles::read_range`] call returns (readers fetch files piecewise).
 pub const MAX_TABLE_FILE_RANGE: u64 = 256 * 1024 * 1024;
@@ -84,7 +86,11 @@ impl TableFiles {
     }
 
     /// [`TableFiles::resolve`], naming the location in the refusal (`the manifest list of snapshot 7`, …).
-    pub(crate) fn resolve_as(&self, what: &str, location: &str) -> Result<TableLocation, CatalogError> {
+    pub(crate) fn resolve_as(
+        &self,
+        what: &str,
+        location: &str,
+    ) -> Result<TableLocation, CatalogError> {
         TableLocation::parse(location)
             .filter(|file| file.table_id == self.table_id)
             .ok_or_else(|| self.outside(what, location))
@@ -151,7 +157,11 @@ impl TableFiles {
 
     /// The bytes `range` of the file at `location` (clamped to its end); `NotFound` when there is no file.
     /// A range longer than [`MAX_TABLE_FILE_RANGE`] is refused rather than buffered.
-    pub async fn read_range(&self, location: &str, range: Range<u64>) -> Result<Bytes, CatalogError> {
+    pub async fn read_range(
+        &self,
+        location: &str,
+        range: Range<u64>,
+    ) -> Result<Bytes, CatalogError> {
         let length = range.end.saturating_sub(range.start);
         if length > MAX_TABLE_FILE_RANGE {
             return Err(CatalogError::invalid(format!(

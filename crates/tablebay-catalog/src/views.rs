@@ -164,7 +164,9 @@ impl Catalog {
             crate::metadata::metadata_json(metadata)
                 .map_err(|e| CatalogError::Internal(e.to_string()))?,
         );
-        self.table_files(view_id).put(&location, json.clone()).await?;
+        self.table_files(view_id)
+            .put(&location, json.clone())
+            .await?;
         Ok((location, json))
     }
 

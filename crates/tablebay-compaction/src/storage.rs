@@ -81,20 +81,11 @@ impl ObjectStorage {
 #[typetag::serde]
 impl Storage for ObjectStorage {
     async fn exists(&self, path: &str) -> iceberg::Result<bool> {
-        Ok(self
-            .files()?
-            .size(path)
-            .await
-            .map_err(io_error)?
-            .is_some())
+        Ok(self.files()?.size(path).await.map_err(io_error)?.is_some())
     }
 
     async fn metadata(&self, path: &str) -> iceberg::Result<FileMetadata> {
-        let size = self
-            .files()?
-            .size(path)
-            .await
-            .map_err(io_error)?;
+        let size = self.files()?.size(path).await.map_err(io_error)?;
         let size = size
             .ok_or_else(|| Error::new(ErrorKind::DataInvalid, format!("File not found: {path}")))?;
         Ok(FileMetadata { size })
@@ -111,10 +102,7 @@ impl Storage for ObjectStorage {
                 format!("{path} is too large to read whole ({size} bytes)"),
             ));
         }
-        files
-            .read_range(path, 0..size)
-            .await
-            .map_err(io_error)
+        files.read_range(path, 0..size).await.map_err(io_error)
     }
 
     async fn reader(&self, path: &str) -> iceberg::Result<Box<dyn FileRead>> {
@@ -126,10 +114,7 @@ impl Storage for ObjectStorage {
 
     async fn write(&self, path: &str, bs: Bytes) -> iceberg::Result<()> {
         let body = futures::stream::once(async move { Ok::<_, BodyError>(bs) }).boxed();
-        self.files()?
-            .write(path, body)
-            .await
-            .map_err(io_error)?;
+        self.files()?.write(path, body).await.map_err(io_error)?;
         Ok(())
     }
 
@@ -141,10 +126,7 @@ impl Storage for ObjectStorage {
     }
 
     async fn delete(&self, path: &str) -> iceberg::Result<()> {
-        self.files()?
-            .delete(path)
-            .await
-            .map_err(io_error)
+        self.files()?.delete(path).await.map_err(io_error)
     }
 
     async fn delete_prefix(&self, path: &str) -> iceberg::Result<()> {

@@ -245,7 +245,8 @@ impl JobRunner {
             ))),
             (Ok(_), Err(e)) => Err(e.into()),
             (Ok(_), Ok(None)) => Err(MaintenanceError::NotFound(
-                "The specified table does not exist: it was deleted after the job was queued".into(),
+                "The specified table does not exist: it was deleted after the job was queued"
+                    .into(),
             )),
             (Ok(job_type), Ok(Some(table))) => self
                 .dispatch(job_type, table, explicit)
@@ -255,9 +256,11 @@ impl JobRunner {
         // A table deleted while its job ran: whatever the job saw, the table is gone, and so is any claim that
         // it was maintained.
         let result = match result {
-            Ok(_) if matches!(self.catalog.table_by_id(job.table_id).await, Ok(None)) => Err(
-                MaintenanceError::NotFound("The specified table was deleted while the job ran".into()),
-            ),
+            Ok(_) if matches!(self.catalog.table_by_id(job.table_id).await, Ok(None)) => {
+                Err(MaintenanceError::NotFound(
+                    "The specified table was deleted while the job ran".into(),
+                ))
+            }
             other => other,
         };
         heartbeat.abort();

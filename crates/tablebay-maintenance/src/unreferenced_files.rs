@@ -34,7 +34,8 @@ pub(crate) async fn remove_unreferenced(
 ) -> Result<JobOutcome, MaintenanceError> {
     let table_id = loaded.table.id;
     let files = catalog.table_files(table_id);
-    let referenced = table_files(&files, &loaded.metadata.metadata, &loaded.metadata_location).await?;
+    let referenced =
+        table_files(&files, &loaded.metadata.metadata, &loaded.metadata_location).await?;
     let referenced_keys = &referenced.keys;
     let unreferenced_before = before(now, settings.unreferenced_after);
     let delete_marked_before = before(now, settings.delete_after);
@@ -103,8 +104,7 @@ pub(crate) async fn remove_unreferenced(
     let mut outcome = JobOutcome::default();
     let mut deleted_keys = Vec::new();
     for (key, modified) in &to_delete {
-        if let Some(size) = files.remove_unreferenced(key, *modified).await?
-        {
+        if let Some(size) = files.remove_unreferenced(key, *modified).await? {
             outcome.files_in += 1;
             outcome.bytes_in += size;
         }

@@ -461,7 +461,11 @@ async fn invalid_updates_are_rejected() {
                 location: location.clone(),
             }],
         };
-        match env.catalog.commit_table(&t.table, moved, &env.account).await {
+        match env
+            .catalog
+            .commit_table(&t.table, moved, &env.account)
+            .await
+        {
             Err(CommitError::Invalid(m)) => assert!(m.contains("own storage"), "{m}"),
             other => panic!("set-location {location}: {other:?}"),
         }

@@ -129,10 +129,16 @@ async fn only_the_tables_own_storage_resolves() {
     let files = catalog.table_files(id);
     let upper = id.hyphenated().to_string().to_uppercase();
     for (location, ok) in [
-        (format!("s3://{id}--table-s3/metadata/00001-a.metadata.json"), true),
+        (
+            format!("s3://{id}--table-s3/metadata/00001-a.metadata.json"),
+            true,
+        ),
         (format!("s3a://{id}--table-s3/data/x.parquet"), true),
         (format!("oss://{id}--table-s3/data/x.parquet"), true),
-        (format!("s3://{other}--table-s3/metadata/00001-a.metadata.json"), false),
+        (
+            format!("s3://{other}--table-s3/metadata/00001-a.metadata.json"),
+            false,
+        ),
         (format!("s3://{id}--table-s3/../{other}--table-s3/x"), false),
         (format!("s3://{id}--table-s3/a/../../x"), false),
         (format!("s3://{id}--table-s3/./x"), false),
@@ -199,7 +205,9 @@ async fn reads_writes_and_deletes_outside_the_storage_are_refused() {
         Err(CatalogError::Invalid(_))
     ));
     assert!(matches!(
-        files.remove_unreferenced("data/secret.parquet", Utc::now()).await,
+        files
+            .remove_unreferenced("data/secret.parquet", Utc::now())
+            .await,
         Ok(None)
     ));
     // The victim's file is untouched.
@@ -222,8 +230,14 @@ async fn a_metadata_location_outside_the_tables_storage_is_refused() {
     for location in [
         victim.metadata_location.clone(),
         format!("{other}/metadata/00001-copy.metadata.json"),
-        format!("s3a://{}/metadata/x.metadata.json", other.trim_start_matches("s3://")),
-        format!("{own}/../{}/metadata/x.metadata.json", other.trim_start_matches("s3://")),
+        format!(
+            "s3a://{}/metadata/x.metadata.json",
+            other.trim_start_matches("s3://")
+        ),
+        format!(
+            "{own}/../{}/metadata/x.metadata.json",
+            other.trim_start_matches("s3://")
+        ),
         "s3://bucket/metadata/x.metadata.json".to_string(),
     ] {
         let refused = env
@@ -275,19 +289,31 @@ async fn commits_cannot_name_files_outside_the_table() {
             "file-footer-size-in-bytes": 4, "blob-metadata": []}})
     };
     for (name, updates) in [
-        ("foreign manifest list", vec![snapshot(format!("{other}/metadata/snap-1.avro"))]),
-        ("manifest list elsewhere", vec![snapshot("s3://bucket/snap-1.avro".into())]),
+        (
+            "foreign manifest list",
+            vec![snapshot(format!("{other}/metadata/snap-1.avro"))],
+        ),
+        (
+            "manifest list elsewhere",
+            vec![snapshot("s3://bucket/snap-1.avro".into())],
+        ),
         (
             "foreign statistics",
             vec![
-                snapshot(format!("{}/metadata/snap-1.avro", mine.table.warehouse_location)),
+                snapshot(format!(
+                    "{}/metadata/snap-1.avro",
+                    mine.table.warehouse_location
+                )),
                 statistics(format!("{other}/metadata/stats.puffin")),
             ],
         ),
         (
             "foreign partition statistics",
             vec![
-                snapshot(format!("{}/metadata/snap-1.avro", mine.table.warehouse_location)),
+                snapshot(format!(
+                    "{}/metadata/snap-1.avro",
+                    mine.table.warehouse_location
+                )),
                 json!({"action": "set-partition-statistics", "partition-statistics": {
                     "snapshot-id": 1, "statistics-path": format!("{other}/metadata/p.parquet"),
                     "file-size-in-bytes": 10}}),
@@ -295,11 +321,15 @@ async fn commits_cannot_name_files_outside_the_table() {
         ),
         (
             "foreign data path",
-            vec![json!({"action": "set-properties", "updates": {"write.data.path": format!("{other}/data")}})],
+            vec![
+                json!({"action": "set-properties", "updates": {"write.data.path": format!("{other}/data")}}),
+            ],
         ),
         (
             "metadata path elsewhere",
-            vec![json!({"action": "set-properties", "updates": {"write.metadata.path": "file:/tmp/m"}})],
+            vec![
+                json!({"action": "set-properties", "updates": {"write.metadata.path": "file:/tmp/m"}}),
+            ],
         ),
         (
             "foreign location",
@@ -316,7 +346,11 @@ async fn commits_cannot_name_files_outside_the_table() {
             }],
             updates,
         };
-        match env.catalog.commit_table(&mine.table, change, &env.mine).await {
+        match env
+            .catalog
+            .commit_table(&mine.table, change, &env.mine)
+            .await
+        {
             Err(CommitError::Invalid(m)) => assert!(m.contains("own storage"), "{name}: {m}"),
             other => panic!("{name}: {other:?}"),
         }
@@ -345,7 +379,10 @@ async fn commits_cannot_name_files_outside_the_table() {
             &env.mine,
         )
         .await;
-    assert!(matches!(refused, Err(CatalogError::Invalid(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(CatalogError::Invalid(_))),
+        "{refused:?}"
+    );
     let staged = env
         .catalog
         .stage_iceberg_table(
@@ -353,7 +390,10 @@ async fn commits_cannot_name_files_outside_the_table() {
             definition(&[("write.object-storage.path", "s3://bucket/x")]),
         )
         .await;
-    assert!(matches!(staged, Err(CatalogError::Invalid(_))), "{staged:?}");
+    assert!(
+        matches!(staged, Err(CatalogError::Invalid(_))),
+        "{staged:?}"
+    );
 }
 
 #[tokio::test]
@@ -422,15 +462,31 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
     // A live table's storage belongs to it alone, in its own account as in any other.
     let refused = env
         .catalog
-        .register_iceberg_table(&env.namespace, &name("copy"), &live.metadata_location, &env.mine)
+        .register_iceberg_table(
+            &env.namespace,
+            &name("copy"),
+            &live.metadata_location,
+            &env.mine,
+        )
         .await;
-    assert!(matches!(refused, Err(CatalogError::AlreadyExists(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(CatalogError::AlreadyExists(_))),
+        "{refused:?}"
+    );
     let victim = create(&env, &env.their_namespace, "victim").await;
     let refused = env
         .catalog
-        .register_iceberg_table(&env.namespace, &name("stolen"), &victim.metadata_location, &env.mine)
+        .register_iceberg_table(
+            &env.namespace,
+            &name("stolen"),
+            &victim.metadata_location,
+            &env.mine,
+        )
         .await;
-    assert!(matches!(refused, Err(CatalogError::Denied(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(CatalogError::Denied(_))),
+        "{refused:?}"
+    );
     // Another account's table dropped without purge: its storage is still that account's.
     let dropped = create(&env, &env.their_namespace, "dropped").await;
     env.catalog
@@ -439,9 +495,17 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
         .unwrap();
     let refused = env
         .catalog
-        .register_iceberg_table(&env.namespace, &name("taken"), &dropped.metadata_location, &env.mine)
+        .register_iceberg_table(
+            &env.namespace,
+            &name("taken"),
+            &dropped.metadata_location,
+            &env.mine,
+        )
         .await;
-    assert!(matches!(refused, Err(CatalogError::Denied(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(CatalogError::Denied(_))),
+        "{refused:?}"
+    );
     // Nor can a staged create's commit take it with set-location.
     let change = TableChange {
         requirements: vec![TableRequirement::NotExist],
@@ -459,7 +523,10 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
         .catalog
         .create_staged_table(&env.namespace, &name("taken"), change, &env.mine)
         .await;
-    assert!(matches!(refused, Err(CommitError::Invalid(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(CommitError::Invalid(_))),
+        "{refused:?}"
+    );
     assert!(
         env.catalog
             .table_by_id(dropped.table.id)
@@ -468,12 +535,18 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
             .is_none()
     );
     // Storage nobody owns (never a table's, or purged) is not adopted either.
-    let nobody = format!("{}/metadata/00000-x.metadata.json", warehouse_location(Uuid::now_v7()));
+    let nobody = format!(
+        "{}/metadata/00000-x.metadata.json",
+        warehouse_location(Uuid::now_v7())
+    );
     let refused = env
         .catalog
         .register_iceberg_table(&env.namespace, &name("nobody"), &nobody, &env.mine)
         .await;
-    assert!(matches!(refused, Err(CatalogError::Invalid(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(CatalogError::Invalid(_))),
+        "{refused:?}"
+    );
     // Its own account registers it again: the table gets its storage back, id and all.
     let registered = env
         .catalog
@@ -490,11 +563,17 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
     // Nothing else moved.
     assert_eq!(
         state(&env, &live).await,
-        (live.table.version_token.clone(), Some(live.metadata_location.clone()))
+        (
+            live.table.version_token.clone(),
+            Some(live.metadata_location.clone())
+        )
     );
     assert_eq!(
         state(&env, &victim).await,
-        (victim.table.version_token.clone(), Some(victim.metadata_location.clone()))
+        (
+            victim.table.version_token.clone(),
+            Some(victim.metadata_location.clone())
+        )
     );
 }
 
@@ -535,12 +614,25 @@ async fn another_accounts_caller_adopts_only_storage_of_the_destination_bucket()
         .unwrap();
     let refused = env
         .catalog
-        .register_iceberg_table(&env.namespace, &name("moved"), &dropped.metadata_location, &env.theirs)
+        .register_iceberg_table(
+            &env.namespace,
+            &name("moved"),
+            &dropped.metadata_location,
+            &env.theirs,
+        )
         .await;
-    assert!(matches!(refused, Err(CatalogError::Denied(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(CatalogError::Denied(_))),
+        "{refused:?}"
+    );
     // The account itself may move its dropped table's storage to another of its buckets.
     env.catalog
-        .register_iceberg_table(&env.namespace, &name("moved"), &dropped.metadata_location, &env.mine)
+        .register_iceberg_table(
+            &env.namespace,
+            &name("moved"),
+            &dropped.metadata_location,
+            &env.mine,
+        )
         .await
         .unwrap();
 }

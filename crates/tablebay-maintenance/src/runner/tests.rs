@@ -11,8 +11,8 @@ use tablebay_catalog::{
     AccountId, ArnFlavor, BucketName, CatalogConfig, CommitObserver, DropMode, IcebergTable,
     Namespace, NamespaceName, NewBucket, TableChange, TableDefinition, TableName, Tags,
 };
-use tablebay_store::BlobUrl;
 use tablebay_store::BlobStore;
+use tablebay_store::BlobUrl;
 
 use super::*;
 use crate::unreferenced_files::remove_unreferenced;
@@ -179,7 +179,12 @@ async fn a_job_of_a_table_deleted_after_it_was_queued_runs_nothing_and_is_not_re
         .unwrap();
     let run = runner.execute(job, None, false).await;
     assert_eq!(run.outcome, RunOutcome::Failed, "{run:?}");
-    assert!(run.message.as_deref().is_some_and(|m| m.contains("does not exist")), "{run:?}");
+    assert!(
+        run.message
+            .as_deref()
+            .is_some_and(|m| m.contains("does not exist")),
+        "{run:?}"
+    );
     assert!(env.meta.list_runs(None, None, 10).await.unwrap().is_empty());
     // The job is gone, not retried.
     let now = Utc::now();
@@ -235,7 +240,9 @@ async fn a_table_deleted_while_its_job_runs_is_not_reported_maintained() {
         .unwrap();
     assert_eq!(*observer.deleted.lock().unwrap(), vec![automatic.table.id]);
     assert!(
-        run.message.as_deref().is_some_and(|m| m.contains("deleted while the job ran")),
+        run.message
+            .as_deref()
+            .is_some_and(|m| m.contains("deleted while the job ran")),
         "{run:?}"
     );
     assert!(
@@ -286,9 +293,15 @@ async fn unreferenced_file_removal_leaves_the_storage_of_a_table_dropped_meanwhi
         delete_after: Duration::ZERO,
     };
     // First pass: the orphan is marked noncurrent; the next pass would delete it.
-    let first = remove_unreferenced(&env.catalog, &env.meta, table.clone(), &settings, Utc::now())
-        .await
-        .unwrap();
+    let first = remove_unreferenced(
+        &env.catalog,
+        &env.meta,
+        table.clone(),
+        &settings,
+        Utc::now(),
+    )
+    .await
+    .unwrap();
     assert_eq!(first.details.get("markedNoncurrent"), Some(&1), "{first:?}");
     // The table is dropped without purge while a second pass runs on what it loaded before: that storage is
     // now kept for its owner (to purge from the old metadata, or to register again), and nothing is removed.

@@ -338,7 +338,10 @@ async fn a_table_cannot_be_pointed_at_another_tables_metadata() {
         victim.metadata_location.clone(),
         format!("{}/metadata/00009-copy.metadata.json", victim.warehouse),
         format!("s3a://{}/metadata/x.metadata.json", victim.storage),
-        format!("{}/../{}/metadata/x.metadata.json", own.warehouse, victim.storage),
+        format!(
+            "{}/../{}/metadata/x.metadata.json",
+            own.warehouse, victim.storage
+        ),
         "s3://somewhere/metadata/x.metadata.json".to_string(),
     ] {
         let (status, body) = call(
@@ -401,7 +404,10 @@ async fn commits_cannot_reference_or_move_into_another_tables_storage() {
     for (what, updates) in [
         (
             "(b) a manifest list in the victim's storage",
-            json!([snapshot(format!("{}/metadata/snap-1-1-x.avro", victim.warehouse)), main]),
+            json!([
+                snapshot(format!("{}/metadata/snap-1-1-x.avro", victim.warehouse)),
+                main
+            ]),
         ),
         (
             "(b) a statistics file in the victim's storage",
@@ -504,24 +510,36 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
     .await;
     assert_eq!(status, 404);
     assert_eq!(w.snapshot(&w.mallory, &own).await, own_before);
-    assert_eq!(w.objects(&w.victim, &dropped.storage).await, dropped_objects);
+    assert_eq!(
+        w.objects(&w.victim, &dropped.storage).await,
+        dropped_objects
+    );
 
     // The owning account registers it again: the table gets its storage back.
     let (status, body) = register(&w.victim, &victim, "again", &dropped.metadata_location).await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["metadata-location"], dropped.metadata_location.as_str());
+    assert_eq!(
+        body["metadata-location"],
+        dropped.metadata_location.as_str()
+    );
     assert_eq!(body["metadata"]["location"], dropped.warehouse.as_str());
     let again = must(
         &w.server,
         &w.victim,
         Method::GET,
         Surface::Tables,
-        &format!("/get-table?tableBucketARN={}&namespace=ns&name=again", victim.b()),
+        &format!(
+            "/get-table?tableBucketARN={}&namespace=ns&name=again",
+            victim.b()
+        ),
         Value::Null,
     )
     .await;
     assert_eq!(again["tableARN"], dropped.arn.as_str());
-    assert_eq!(w.pointer(&w.victim, &victim).await.1, victim.metadata_location);
+    assert_eq!(
+        w.pointer(&w.victim, &victim).await.1,
+        victim.metadata_location
+    );
 }
 
 /// Appends rows `ids` to the victim's table as one data file, through the REST catalog (root credentials) and
@@ -596,12 +614,19 @@ async fn plant_copy(w: &World, victim: &Tbl, own: &Tbl, location: &str, n: u32) 
         &w.victim,
         Method::GET,
         Surface::Iceberg,
-        &format!("/iceberg/v1/{}/namespaces/ns/tables/{}", victim.b(), victim.name),
+        &format!(
+            "/iceberg/v1/{}/namespaces/ns/tables/{}",
+            victim.b(),
+            victim.name
+        ),
         Value::Null,
     )
     .await;
     let mut copy = loaded["metadata"].clone();
-    assert!(copy["snapshots"].as_array().is_some_and(|s| s.len() == 2), "{copy}");
+    assert!(
+        copy["snapshots"].as_array().is_some_and(|s| s.len() == 2),
+        "{copy}"
+    );
     copy["location"] = json!(location);
     copy["metadata-log"] = json!([]);
     let key = format!("metadata/{n:05}-copy.metadata.json");
@@ -653,7 +678,10 @@ async fn maintenance_never_touches_files_outside_the_tables_storage() {
             let run = w.run(&w.mallory, &own, job).await;
             assert_eq!(run["outcome"], "Failed", "copy {n}, {job}: {run}");
             let why = run["message"].as_str().unwrap_or_default();
-            assert!(why.contains("outside the table's storage"), "copy {n}, {job}: {run}");
+            assert!(
+                why.contains("outside the table's storage"),
+                "copy {n}, {job}: {run}"
+            );
             assert_eq!(
                 (run["filesIn"].as_u64(), run["filesOut"].as_u64()),
                 (Some(0), Some(0)),
@@ -737,7 +765,10 @@ async fn a_queued_job_of_a_deleted_table_runs_nothing_and_is_recorded_nowhere() 
         if runs.iter().any(|r| r["tableArn"] == marker.arn.as_str()) {
             break runs;
         }
-        assert!(Instant::now() < deadline, "the marker's job never ran: {runs:?}");
+        assert!(
+            Instant::now() < deadline,
+            "the marker's job never ran: {runs:?}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     let gone_id = gone.storage.trim_end_matches("--table-s3");
