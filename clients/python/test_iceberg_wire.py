@@ -195,18 +195,20 @@ def test_multi_table_transaction_is_all_or_nothing(cat):
 
 def test_register_and_metrics(cat):
     created = cat.create_table(cat.ns, "orig")
-    resp = cat("POST", f"/namespaces/{cat.ns}/register",
-               {"name": "copy", "metadata-location": created["metadata-location"]})
+    register = {"name": "copy", "metadata-location": created["metadata-location"]}
+    # A storage belongs to one table: a live table's files are not registered twice (issue 14).
+    assert_error_model(cat("POST", f"/namespaces/{cat.ns}/register", register), 409, "AlreadyExistsException")
+    # Dropped without purge, the table's storage is registered again under the new name.
+    assert cat("DELETE", f"/namespaces/{cat.ns}/tables/orig").status_code == 204
+    resp = cat("POST", f"/namespaces/{cat.ns}/register", register)
     assert resp.status_code == 200, resp.text
     assert resp.json()["metadata-location"] == created["metadata-location"]
     assert cat.load(cat.ns, "copy")["metadata"]["table-uuid"] == created["metadata"]["table-uuid"]
-    assert_error_model(cat("POST", f"/namespaces/{cat.ns}/register",
-                           {"name": "copy", "metadata-location": created["metadata-location"]}),
-                       409, "AlreadyExistsException")
+    assert_error_model(cat("POST", f"/namespaces/{cat.ns}/register", register), 409, "AlreadyExistsException")
 
-    report = {"report-type": "commit-report", "table-name": f"{cat.ns}.orig", "snapshot-id": 1,
+    report = {"report-type": "commit-report", "table-name": f"{cat.ns}.copy", "snapshot-id": 1,
               "sequence-number": 1, "operation": "append", "metrics": {}}
-    resp = cat("POST", f"/namespaces/{cat.ns}/tables/orig/metrics", report)
+    resp = cat("POST", f"/namespaces/{cat.ns}/tables/copy/metrics", report)
     assert resp.status_code == 204, resp.text
 
 

@@ -14,7 +14,7 @@ import time
 
 import pyarrow as pa
 import pytest
-from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
 from pyiceberg.expressions import EqualTo, GreaterThanOrEqual, LessThan
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
@@ -174,6 +174,11 @@ def test_drop_without_purge_keeps_metadata_files(server, catalog, ns):
 def test_register_table_from_an_existing_metadata_file(catalog, ns):
     table = catalog.create_table((ns, "orig"), SCHEMA)
     table.append(rows(range(4)))
+    # A storage belongs to one table (issue 14): a live table's files are refused, a dropped one's adopted.
+    with pytest.raises(TableAlreadyExistsError):
+        catalog.register_table((ns, "registered"), table.metadata_location)
+    catalog.drop_table((ns, "orig"))
     registered = catalog.register_table((ns, "registered"), table.metadata_location)
     assert registered.metadata_location == table.metadata_location
+    assert registered.location() == table.location()
     assert [r["id"] for r in read_sorted(catalog.load_table((ns, "registered")))] == [0, 1, 2, 3]

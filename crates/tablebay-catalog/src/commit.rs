@@ -28,8 +28,8 @@ use crate::catalog::new_version_token;
 use crate::iceberg_tables::IcebergTable;
 use crate::metadata::metadata_file_location;
 use crate::metadata_cache::{LoadedMetadata, SnapshotRefInfo};
-use crate::objects::{TableLocation, warehouse_location};
-use crate::{AccountId, Catalog, CatalogError, Namespace, Table, TableName};
+use crate::objects::TableLocation;
+use crate::{AccountId, Catalog, CatalogError, Namespace, Table, TableFiles, TableName};
 
 /// How many times a commit is rebased onto a table that moved before the server gives up with a 409.
 const MAX_ATTEMPTS: u32 = 12;
@@ -184,8 +184,10 @@ fn invalid(e: iceberg::Error) -> CommitError {
 }
 
 /// Applies updates to the current metadata of an existing table. The UUID and the location are fixed (a table
-/// lives in its own storage for its whole life): another UUID is refused, another location ignored.
+/// lives in its own storage for its whole life): another UUID or another location is refused, and so is a
+/// result that names any file outside the table's storage (a manifest list, a statistics file, a path property).
 pub(crate) fn apply_updates(
+    files: &TableFiles,
     current: &TableMetadata,
     current_location: &str,
     updates: &[TableUpdate],
@@ -203,11 +205,15 @@ pub(crate) fn apply_updates(
                     current.uuid()
                 )));
             }
-            // Requested locations are overridden, as at create (`rck.overrides-requested-location`): every
-            // table lives in its own storage for its whole life.
+            // The table's own storage is the only location it has (Java sends it back in replace transactions).
+            TableUpdate::SetLocation { location } if files.is_location(location) => continue,
+            // Anything else would move the table's files out of its storage, into another table's for one.
             TableUpdate::SetLocation { location } => {
-                tracing::debug!(requested = %location, kept = %current.location(), "ignoring set-location");
-                continue;
+                return Err(CommitError::Invalid(format!(
+                    "Cannot set the table location to {location}: a table lives in its own storage {} for its \
+                     whole life",
+                    files.location()
+                )));
             }
             _ => {}
         }
@@ -235,7 +241,13 @@ pub(crate) fn apply_updates(
         };
         builder = update.apply(builder).map_err(invalid)?;
     }
-    builder.build().map_err(invalid)
+    let result = builder.build().map_err(invalid)?;
+    if !result.changes.is_empty() {
+        files
+            .check_metadata(&result.metadata)
+            .map_err(|e| CommitError::Invalid(e.to_string()))?;
+    }
+    Ok(result)
 }
 
 /// Builds the first metadata of a staged table from the updates of its `assert-create` commit (Java's
@@ -316,7 +328,8 @@ struct Prepared {
     swap: Option<PointerSwap>,
     new_location: String,
     loaded: Arc<LoadedMetadata>,
-    file: Option<TableLocation>,
+    /// The metadata file written, when there is one to publish.
+    file: Option<String>,
     expired: Vec<String>,
 }
 
@@ -453,7 +466,9 @@ impl Catalog {
             )
             .map_err(CommitError::Conflict)?;
         }
+        let files = self.table_files(current.table.id);
         let result = apply_updates(
+            &files,
             &current.metadata.metadata,
             &current.metadata_location,
             &change.updates,
@@ -471,15 +486,12 @@ impl Catalog {
         let version = metadata_version(&current.metadata_location)
             .unwrap_or(current.metadata.metadata.metadata_log().len() as u64)
             + 1;
-        let new_location = metadata_file_location(&warehouse_location(current.table.id), version);
-        let file = TableLocation::parse(&new_location).ok_or_else(|| {
-            CommitError::Unavailable(format!("unparsable metadata location {new_location}"))
-        })?;
+        let new_location = metadata_file_location(&files.location(), version);
         let json = Bytes::from(
             crate::metadata::metadata_json(&result.metadata)
                 .map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
         );
-        self.put_table_file(&file, json.clone()).await?;
+        files.put(&new_location, json.clone()).await?;
         let delete_expired = result
             .metadata
             .properties()
@@ -505,17 +517,19 @@ impl Catalog {
         Ok(Prepared {
             table: current.table,
             swap: Some(swap),
+            file: Some(new_location.clone()),
             new_location,
             loaded: Arc::new(LoadedMetadata::new(result.metadata, json)),
-            file: Some(file),
             expired,
         })
     }
 
     /// Removes the files of a prepared commit that will not be published.
     async fn discard(&self, prepared: &[Prepared]) {
-        for file in prepared.iter().filter_map(|p| p.file.as_ref()) {
-            self.discard_table_file(file).await;
+        for p in prepared {
+            if let Some(file) = &p.file {
+                self.table_files(p.table.id).discard(file).await;
+            }
         }
     }
 
@@ -532,11 +546,12 @@ impl Catalog {
                 .await;
             self.commit_observers.notify(&table, &p.loaded.metadata);
         }
+        let files = self.table_files(table.id);
         for old in p.expired {
-            match TableLocation::parse(&old).filter(|f| f.table_id == table.id) {
-                Some(file) => self.discard_table_file(&file).await,
-                None => {
-                    tracing::debug!(location = %old, "trimmed metadata file is outside the table's storage")
+            match files.resolve(&old) {
+                Ok(_) => files.discard(&old).await,
+                Err(e) => {
+                    tracing::debug!(location = %old, error = %e, "trimmed metadata file not deleted")
                 }
             }
             self.metadata_cache.remove(&old).await;
@@ -580,43 +595,54 @@ impl Catalog {
             ));
         }
         self.check_no_view(namespace, name).await?;
-        let staged_id = change.updates.iter().find_map(|u| match u {
-            TableUpdate::SetLocation { location } => TableLocation::table_of_bucket(
-                location.trim_end_matches('/').strip_prefix("s3://")?,
-            ),
+        // The staged table's storage, named by the set-location Java's and PyIceberg's create changes carry: it
+        // must be one this account staged (or dropped), which no table owns yet. Another location names no
+        // storage (requested locations are overridden at create): the table gets a fresh one.
+        let staged = change.updates.iter().find_map(|u| match u {
+            TableUpdate::SetLocation { location } => {
+                let bucket = ["s3://", "s3a://", "oss://"]
+                    .iter()
+                    .find_map(|scheme| location.strip_prefix(scheme))?
+                    .trim_end_matches('/');
+                TableLocation::table_of_bucket(bucket).map(|id| (id, location))
+            }
             _ => None,
         });
-        let table_id = match staged_id {
-            Some(id)
-                if self
-                    .meta
-                    .table_by_id(id)
+        let table_id = match staged {
+            Some((id, location)) => {
+                self.check_adoptable(id, &namespace.bucket.arn, by, location)
                     .await
-                    .map_err(CatalogError::from)?
-                    .is_none() =>
-            {
+                    .map_err(|e| match e {
+                        CatalogError::Denied(m)
+                        | CatalogError::AlreadyExists(m)
+                        | CatalogError::Invalid(m) => {
+                            CommitError::Invalid(format!("Invalid set-location: {m}"))
+                        }
+                        other => other.into(),
+                    })?;
                 id
             }
-            _ => Uuid::now_v7(),
+            None => Uuid::now_v7(),
         };
-        let location = warehouse_location(table_id);
+        let files = self.table_files(table_id);
+        let location = files.location();
         let metadata = metadata_from_updates(table_id, &location, &change.updates)?;
+        files
+            .check_metadata(&metadata)
+            .map_err(|e| CommitError::Invalid(e.to_string()))?;
         let metadata_location = metadata_file_location(&location, 0);
-        let file = TableLocation::parse(&metadata_location).ok_or_else(|| {
-            CommitError::Unavailable(format!("unparsable metadata location {metadata_location}"))
-        })?;
         let json = Bytes::from(
             crate::metadata::metadata_json(&metadata)
                 .map_err(|e| CommitError::Invalid(format!("metadata: {e}")))?,
         );
-        self.put_table_file(&file, json.clone()).await?;
+        files.put(&metadata_location, json.clone()).await?;
         let table = match self
             .insert_iceberg_table(namespace, table_id, name, &metadata_location, by)
             .await
         {
             Ok(table) => table,
             Err(e) => {
-                self.discard_table_file(&file).await;
+                files.discard(&metadata_location).await;
                 return Err(match e {
                     CatalogError::AlreadyExists(_) => CommitError::AlreadyExists(
                         "Requirement failed: table already exists".into(),

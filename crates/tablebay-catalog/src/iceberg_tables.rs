@@ -19,7 +19,7 @@ use crate::metadata_cache::LoadedMetadata;
 use crate::objects::{TableLocation, warehouse_location};
 use crate::{
     AccountId, BucketArn, Catalog, CatalogError, Namespace, NamespaceName, NewTable, Table,
-    TableDefinition, TableName, Tags,
+    TableDefinition, TableName, TableRef, Tags,
 };
 
 /// A table with its current Iceberg metadata.
@@ -142,7 +142,25 @@ impl Catalog {
         Self::table_from_record(&namespace.bucket, record)
     }
 
-    /// Attaches the current metadata to a table row.
+    /// A table with its current metadata, by ARN or name.
+    pub async fn load_iceberg_table(&self, table: &TableRef) -> Result<IcebergTable, CatalogError> {
+        let table = self.table(table).await?;
+        self.with_metadata(table).await
+    }
+
+    /// The current metadata of a resolved table row (re-read from the store: the row may be stale).
+    pub async fn reload_iceberg_table(&self, table: &Table) -> Result<IcebergTable, CatalogError> {
+        let record = self
+            .meta
+            .table_by_id(table.id)
+            .await?
+            .ok_or_else(table_not_found)?;
+        let table = Self::table_from_record(&table.bucket, record)?;
+        self.with_metadata(table).await
+    }
+
+    /// Attaches the current metadata to a table row. The metadata file is read through the table's own storage:
+    /// a pointer to any other file is refused, never followed.
     pub async fn with_metadata(&self, table: Table) -> Result<IcebergTable, CatalogError> {
         let Some(location) = table.metadata_location.clone() else {
             return Err(CatalogError::NotFound(format!(
@@ -150,42 +168,12 @@ impl Catalog {
                 table.namespace, table.name
             )));
         };
-        let metadata = self.read_table_metadata(&location).await?;
+        let metadata = self.table_files(table.id).read_metadata(&location).await?;
         Ok(IcebergTable {
             table,
             metadata_location: location,
             metadata,
         })
-    }
-
-    /// Reads and parses a metadata file, or takes it from the cache. Files are immutable once written, so the
-    /// location is the cache key.
-    pub async fn read_table_metadata(
-        &self,
-        location: &str,
-    ) -> Result<Arc<LoadedMetadata>, CatalogError> {
-        if let Some(hit) = self.metadata_cache.get(location).await {
-            return Ok(hit);
-        }
-        let file = TableLocation::parse(location).ok_or_else(|| {
-            CatalogError::Internal(format!(
-                "metadata location {location} is not inside a table's storage"
-            ))
-        })?;
-        if location.ends_with(".gz.metadata.json") {
-            return Err(CatalogError::Internal(format!(
-                "gzip-compressed metadata {location} is not supported"
-            )));
-        }
-        let json = self.read_table_file(&file).await?.ok_or_else(|| {
-            CatalogError::Internal(format!("metadata file {location} does not exist"))
-        })?;
-        let metadata = parse_metadata(json.clone()).await?;
-        let loaded = Arc::new(LoadedMetadata::new(metadata, json));
-        self.metadata_cache
-            .insert(location.to_string(), loaded.clone())
-            .await;
-        Ok(loaded)
     }
 
     /// Creates a table in a resolved namespace and writes its first metadata file (fresh column, spec and sort
@@ -242,6 +230,7 @@ impl Catalog {
         let table_id = Uuid::now_v7();
         let location = warehouse_location(table_id);
         let metadata = definition.build_metadata(table_id, &location)?;
+        self.table_files(table_id).check_metadata(&metadata)?;
         // The client writes data files before it commits the create: its storage must resolve already.
         let owner = &namespace.bucket.arn;
         self.meta
@@ -310,12 +299,10 @@ impl Catalog {
         Self::table_from_record(&namespace.bucket, record)
     }
 
-    /// Registers an existing metadata file as a new table. The file must lie in a table's storage
-    /// (`s3://<uuid>--table-s3/…`, where every Tablebay table keeps its files; nothing else is readable here).
-    /// When no live table owns that storage (a table dropped without purge), the new table takes its id and so
-    /// owns the storage again. When a live table of the same bucket owns it, the new table gets a fresh id and
-    /// its own storage for the metadata files it commits later, while reading the files it was registered
-    /// from (as a Java catalog's register would); a live table of another bucket is `Denied`.
+    /// Registers an existing metadata file as a new table. A storage belongs to one table, and to its account
+    /// until it is purged: the file must lie in the storage of a table of this account that has no row (dropped
+    /// without purge, or staged and never created), and the new table adopts that storage, id and all. See
+    /// `check_adoptable` for the refusals. The metadata itself must keep to that storage.
     pub async fn register_iceberg_table(
         &self,
         namespace: &Namespace,
@@ -340,16 +327,10 @@ impl Catalog {
             )));
         }
         self.check_no_view(namespace, name).await?;
-        let table_id = match self.meta.table_by_id(file.table_id).await? {
-            None => file.table_id,
-            Some(owner) if owner.bucket_id == namespace.bucket.id => Uuid::now_v7(),
-            Some(_) => {
-                return Err(CatalogError::Denied(format!(
-                    "{metadata_location} belongs to a table of another bucket"
-                )));
-            }
-        };
-        let json = self.read_table_file(&file).await?.ok_or_else(|| {
+        self.check_adoptable(file.table_id, &namespace.bucket.arn, by, metadata_location)
+            .await?;
+        let files = self.table_files(file.table_id);
+        let json = files.read(metadata_location).await?.ok_or_else(|| {
             CatalogError::invalid(format!("metadata file {metadata_location} does not exist"))
         })?;
         let metadata = serde_json::from_slice::<TableMetadata>(&json).map_err(|e| {
@@ -357,9 +338,10 @@ impl Catalog {
                 "{metadata_location} is not valid table metadata: {e}"
             ))
         })?;
+        files.check_metadata(&metadata)?;
         let location = file.uri();
         let table = self
-            .insert_iceberg_table(namespace, table_id, name, &location, by)
+            .insert_iceberg_table(namespace, file.table_id, name, &location, by)
             .await?;
         let loaded = Arc::new(LoadedMetadata::new(metadata, json));
         self.metadata_cache
@@ -372,7 +354,45 @@ impl Catalog {
         })
     }
 
-    /// Drops a resolved table (by its id: the table that was authorized, whatever its name is now). With [`DropMode::Purge`] its storage is deleted in the background
+    /// Whether a new table of the bucket `destination`, created by `caller`, may adopt the storage of `table_id`
+    /// (named by `location`): only a storage no live table owns, of a table of the destination's account that
+    /// has no row — dropped without purge, or staged and not yet created. Storage belongs to its account until
+    /// it is purged, so another account's (live or not) is `Denied`, and so is a caller of another account
+    /// adopting storage of a bucket other than the one its table goes to; a live table's storage is
+    /// `AlreadyExists` (two tables never share files); a storage nobody owns (purged, or never a table's) is
+    /// `Invalid`.
+    pub(crate) async fn check_adoptable(
+        &self,
+        table_id: Uuid,
+        destination: &BucketArn,
+        caller: &AccountId,
+        location: &str,
+    ) -> Result<(), CatalogError> {
+        let Some((account, bucket)) = self.meta.table_owner(table_id).await? else {
+            return Err(CatalogError::invalid(format!(
+                "{location} is not in the storage of a table that exists or was dropped without purge"
+            )));
+        };
+        // A caller of another account, allowed to create tables in the destination bucket, may adopt only the
+        // storage of that bucket (its own staged creates there), not the rest of the account's.
+        let caller_may = account == caller.as_str() || bucket == destination.name.as_str();
+        if account != destination.account.as_str() || !caller_may {
+            return Err(CatalogError::Denied(format!(
+                "{location} is in the storage of another account's table: storage belongs to its account \
+                 until it is purged"
+            )));
+        }
+        if self.meta.table_by_id(table_id).await?.is_some() {
+            return Err(CatalogError::AlreadyExists(format!(
+                "{location} is in the storage of a live table, and a storage belongs to one table: drop that \
+                 table (without purge) to register its files under another name"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Drops a resolved table (by its id: the table that was authorized, whatever its name is now). With
+    /// [`DropMode::Purge`] its storage is deleted in the background
     /// after the row is gone (a failure is logged; unreferenced-file removal is the backstop).
     pub async fn drop_iceberg_table(
         &self,

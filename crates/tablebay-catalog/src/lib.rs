@@ -72,7 +72,7 @@ pub use settings::{
     UnreferencedFileRemovalSettings,
 };
 pub use table::{NewTable, Table, TableRef};
-pub use table_files::MAX_TABLE_FILE_RANGE;
+pub use table_files::{MAX_TABLE_FILE_RANGE, TableFiles};
 pub use views::{IcebergView, ViewChange, ViewDefinition, ViewRequirement};
 
 /// The Iceberg spec types the catalog's commit API takes (iceberg-rust), re-exported so that surfaces parse

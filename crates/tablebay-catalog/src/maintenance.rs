@@ -3,13 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use tablebay_store::meta::AttributeKey;
 
-use crate::objects::TableLocation;
 use crate::settings::JobConfig;
 use crate::{
     BucketArn, BucketMaintenance, Catalog, CatalogError, CompactionSettings, JobState, JobStatus,
@@ -152,8 +150,9 @@ impl Catalog {
     }
 }
 
-/// What the maintenance service reads and removes through the catalog: tables by id, their metadata, and the
-/// files of their storage. Deciding what to remove is maintenance's job; this only does it safely.
+/// What the maintenance service reads and removes through the catalog: tables by id and their abandoned uploads
+/// (their files are reached through `Catalog::table_files`). Deciding what to remove is maintenance's job; this
+/// only does it safely.
 impl Catalog {
     /// The table with this id, `None` when it was dropped.
     pub async fn table_by_id(&self, id: Uuid) -> Result<Option<Table>, CatalogError> {
@@ -165,47 +164,6 @@ impl Catalog {
         };
         let bucket = self.bucket_from_record(bucket)?;
         Self::table_from_record(&bucket, record).map(Some)
-    }
-
-    /// The whole content of a file in a table's storage (a manifest list, a manifest), `None` when absent.
-    pub async fn read_table_object(
-        &self,
-        location: &TableLocation,
-    ) -> Result<Option<Bytes>, CatalogError> {
-        self.read_table_file(location).await
-    }
-
-    /// Deletes an object of a table's storage if it is still the version modified at `modified` (one written
-    /// since it was judged unreferenced is kept); returns the size removed.
-    pub async fn remove_unreferenced_object(
-        &self,
-        table_id: Uuid,
-        key: &str,
-        modified: DateTime<Utc>,
-    ) -> Result<Option<u64>, CatalogError> {
-        let Some(record) = self
-            .meta
-            .delete_object_if_unmodified(table_id, key, modified)
-            .await?
-        else {
-            return Ok(None);
-        };
-        if key.ends_with(".metadata.json") {
-            self.metadata_cache
-                .remove(
-                    &TableLocation {
-                        table_id,
-                        key: key.to_string(),
-                    }
-                    .uri(),
-                )
-                .await;
-        }
-        let size = record.size;
-        // No grace period: the row is gone and was unreferenced for days, so no reader still holds it.
-        self.delete_blobs_now(record.blobs.into_iter().map(|s| s.key).collect())
-            .await;
-        Ok(Some(size))
     }
 
     /// Aborts the table's multipart uploads started before `cutoff` (abandoned); returns how many.

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::catalog::new_version_token;
 use crate::metadata::metadata_file_location;
-use crate::objects::{TableLocation, warehouse_location};
+use crate::objects::warehouse_location;
 use crate::{
     AccountId, BucketArn, Catalog, CatalogError, ContinuationToken, Encryption, NamespaceName,
     Page, PageRequest, StorageClass, TableArn, TableBucket, TableDefinition, TableName, Tags,
@@ -176,7 +176,7 @@ impl Catalog {
             name: new.name.to_string(),
             format: new.format,
             version_token: new_version_token(),
-            metadata_location: metadata_file.as_ref().map(TableLocation::uri),
+            metadata_location: metadata_file.clone(),
             warehouse_location: location,
             created_at: now,
             created_by: created_by.to_string(),
@@ -185,7 +185,7 @@ impl Catalog {
         };
         if let Err(e) = self.meta.insert_table(&record).await {
             if let Some(file) = &metadata_file {
-                self.discard_table_file(file).await;
+                self.table_files(id).discard(file).await;
             }
             self.forget_encryption(id).await;
             return Err(match e {
@@ -208,21 +208,21 @@ impl Catalog {
         Self::table_from_record(bucket, record)
     }
 
-    /// Writes the first metadata file of a new table (`…/metadata/00000-<uuid>.metadata.json`).
+    /// Writes the first metadata file of a new table (`…/metadata/00000-<uuid>.metadata.json`); returns its
+    /// location. A definition whose properties send files outside the table's storage is refused.
     async fn write_first_metadata(
         &self,
         id: Uuid,
         location: &str,
         definition: TableDefinition,
-    ) -> Result<TableLocation, CatalogError> {
+    ) -> Result<String, CatalogError> {
         let metadata = definition.build_metadata(id, location)?;
-        let file_uri = metadata_file_location(location, 0);
-        let file = TableLocation::parse(&file_uri).ok_or_else(|| {
-            CatalogError::Internal(format!("unparsable metadata location {file_uri}"))
-        })?;
+        let files = self.table_files(id);
+        files.check_metadata(&metadata)?;
+        let file = metadata_file_location(location, 0);
         let json = crate::metadata::metadata_json(&metadata)
             .map_err(|e| CatalogError::Internal(e.to_string()))?;
-        self.put_table_file(&file, Bytes::from(json)).await?;
+        files.put(&file, Bytes::from(json)).await?;
         Ok(file)
     }
 
@@ -361,7 +361,7 @@ impl Catalog {
     }
 
     /// Points the table at a new metadata file if its version token is still `expected`; returns the table as
-    /// it now is. A stale token is a `Conflict`.
+    /// it now is. A location outside the table's own storage is `Invalid`; a stale token is a `Conflict`.
     pub async fn update_metadata_location(
         &self,
         table: &TableRef,
@@ -380,6 +380,10 @@ impl Catalog {
             ));
         }
         let mut current = self.table(table).await?;
+        // A table's metadata lies in its own storage: the server reads it on the callers' behalf (loads,
+        // commits, maintenance), so another table's file here would let them read that table's rows.
+        self.table_files(current.id)
+            .resolve_as("metadataLocation", metadata_location)?;
         if current.version_token != expected {
             return Err(stale_token());
         }

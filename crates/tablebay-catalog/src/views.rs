@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::catalog::new_version_token;
 use crate::metadata::metadata_file_location;
-use crate::objects::{TableLocation, warehouse_location};
+use crate::objects::warehouse_location;
 use crate::{AccountId, Catalog, CatalogError, Namespace, TableName};
 
 /// How many times a replace is rebased onto a view that moved before giving up with a conflict.
@@ -124,18 +124,17 @@ impl Catalog {
         namespace: &Namespace,
         record: ViewRecord,
     ) -> Result<IcebergView, CatalogError> {
-        let file = TableLocation::parse(&record.metadata_location).ok_or_else(|| {
-            CatalogError::Internal(format!(
-                "view metadata {} is outside the view's storage",
-                record.metadata_location
-            ))
-        })?;
-        let json = self.read_table_file(&file).await?.ok_or_else(|| {
-            CatalogError::Internal(format!(
-                "view metadata {} does not exist",
-                record.metadata_location
-            ))
-        })?;
+        // A view's metadata lies in its own storage, like a table's: the handle refuses anything else.
+        let json = self
+            .table_files(record.id)
+            .read(&record.metadata_location)
+            .await?
+            .ok_or_else(|| {
+                CatalogError::Internal(format!(
+                    "view metadata {} does not exist",
+                    record.metadata_location
+                ))
+            })?;
         let metadata: ViewMetadata = serde_json::from_slice(&json).map_err(|e| {
             CatalogError::Internal(format!(
                 "unreadable view metadata {}: {e}",
@@ -159,17 +158,16 @@ impl Catalog {
         view_id: Uuid,
         version: u64,
         metadata: &ViewMetadata,
-    ) -> Result<(String, TableLocation, Bytes), CatalogError> {
+    ) -> Result<(String, Bytes), CatalogError> {
         let location = metadata_file_location(&warehouse_location(view_id), version);
-        let file = TableLocation::parse(&location).ok_or_else(|| {
-            CatalogError::Internal(format!("unparsable view metadata location {location}"))
-        })?;
         let json = Bytes::from(
             crate::metadata::metadata_json(metadata)
                 .map_err(|e| CatalogError::Internal(e.to_string()))?,
         );
-        self.put_table_file(&file, json.clone()).await?;
-        Ok((location, file, json))
+        self.table_files(view_id)
+            .put(&location, json.clone())
+            .await?;
+        Ok((location, json))
     }
 
     /// Creates a view in a resolved namespace. `AlreadyExists` when a view or a table has the name.
@@ -215,7 +213,7 @@ impl Catalog {
         .build()
         .map_err(invalid)?
         .metadata;
-        let (location, file, json) = self.write_view_metadata(id, 0, &metadata).await?;
+        let (location, json) = self.write_view_metadata(id, 0, &metadata).await?;
         let now = Utc::now();
         let record = ViewRecord {
             id,
@@ -231,7 +229,7 @@ impl Catalog {
             modified_by: by.to_string(),
         };
         if let Err(e) = self.meta.insert_view(&record).await {
-            self.discard_table_file(&file).await;
+            self.table_files(id).discard(&location).await;
             return Err(match e {
                 StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(format!(
                     "View already exists: {}.{name}",
@@ -327,7 +325,7 @@ impl Catalog {
             }
             let metadata = apply_view_updates(&current.metadata, change.updates.clone())?;
             let version = metadata.versions().len() as u64 + u64::from(attempt);
-            let (location, file, json) = self
+            let (location, json) = self
                 .write_view_metadata(current.id, version, &metadata)
                 .await?;
             let token = new_version_token();
@@ -352,9 +350,11 @@ impl Catalog {
                         ..current
                     });
                 }
-                Err(StoreError::Conflict(_)) => self.discard_table_file(&file).await,
+                Err(StoreError::Conflict(_)) => {
+                    self.table_files(current.id).discard(&location).await
+                }
                 Err(StoreError::NotFound) => {
-                    self.discard_table_file(&file).await;
+                    self.table_files(current.id).discard(&location).await;
                     return Err(view_not_found());
                 }
                 Err(other) => return Err(other.into()),

@@ -59,6 +59,7 @@ pub(crate) async fn commit(
     mut groups: Vec<Rewritten>,
 ) -> Result<Committed, CompactionError> {
     let mut base: IcebergTable = plan.start.clone();
+    let files = catalog.table_files(table.id);
     let mut skipped = 0u64;
     for attempt in 0..MAX_REBASES {
         let metadata = &base.metadata.metadata;
@@ -73,7 +74,7 @@ pub(crate) async fn commit(
                 ..Committed::default()
             });
         };
-        let snapshot = match read_snapshot(io, metadata, head).await {
+        let snapshot = match read_snapshot(io, &files, metadata, head).await {
             Ok(s) => s,
             Err(e) => {
                 discard_outputs(io, groups.iter().flat_map(|g| g.outputs.iter())).await;

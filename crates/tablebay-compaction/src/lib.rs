@@ -2,7 +2,8 @@
 //! spec, into files near a target size, applying the position and equality delete files that cover them so the
 //! output needs none, and commits one `replace` snapshot.
 //!
-//! - **Bytes** go through the catalog's object service ([`storage`]), never the backing store directly.
+//! - **Bytes** go through the table's own storage ([`storage`], over the catalog's `TableFiles`), never the
+//!   backing store directly, and never another table's storage.
 //! - **Planning** ([`plan`]) reads the starting snapshot's manifests and groups files; **rewriting**
 //!   ([`rewrite`]) streams record batches through iceberg-rust's reader (which applies the deletes) into its
 //!   rolling Parquet writer, optionally sorted or z-ordered ([`order`]) within each output file.
@@ -21,12 +22,12 @@ mod plan;
 mod rewrite;
 mod storage;
 
-use tablebay_catalog::{Catalog, CatalogError, CommitError, TableRef};
+use tablebay_catalog::{Catalog, CatalogError, CommitError, TableFiles, TableRef};
 
-/// An iceberg-rust `FileIO` over the catalog's object service (`s3://<table-id>--table-s3/…` locations only):
-/// what maintenance uses to read manifests and to read and write table files.
-pub fn table_file_io(catalog: &Catalog) -> iceberg::io::FileIO {
-    storage::file_io(catalog)
+/// An iceberg-rust `FileIO` over the storage of one table (`catalog.table_files(id)`): locations inside it
+/// resolve, through the catalog's object service; every other location is refused.
+pub fn table_file_io(files: &TableFiles) -> iceberg::io::FileIO {
+    storage::file_io(files)
 }
 
 /// How files are laid out in the rewritten files (S3 Tables' `icebergCompaction.strategy`).
@@ -142,9 +143,13 @@ pub async fn compact_table(
             "the target file size must be positive".into(),
         ));
     }
-    let io = storage::file_io(catalog);
     let start = catalog.load_iceberg_table(table).await?;
-    let Some(plan) = plan::plan(&io, &start, settings).await? else {
+    // Everything compaction reads and writes goes through the table's own storage; a table whose metadata
+    // names files elsewhere (another table's, for one) is refused before anything is read.
+    let files = catalog.table_files(start.table.id);
+    files.check_metadata(&start.metadata.metadata)?;
+    let io = storage::file_io(&files);
+    let Some(plan) = plan::plan(&io, &files, &start, settings).await? else {
         return Ok(CompactionReport::default());
     };
     let mut report = CompactionReport::default();

@@ -14,7 +14,7 @@ use iceberg::spec::{
     DataContentType, DataFileFormat, FormatVersion, ManifestEntry, ManifestFile, ManifestList,
     Struct, TableMetadata,
 };
-use tablebay_catalog::IcebergTable;
+use tablebay_catalog::{IcebergTable, TableFiles};
 
 use crate::{CompactionError, CompactionSettings};
 
@@ -67,9 +67,12 @@ impl Snapshot {
     }
 }
 
-/// Reads the manifest list and manifests of a snapshot.
+/// Reads the manifest list and manifests of a snapshot. Every file they name must lie in the table's own
+/// storage (`files`): a table that references another table's files is not compacted (`Invalid`), so its rows
+/// are neither read nor rewritten.
 pub(crate) async fn read_snapshot(
     io: &FileIO,
+    files: &TableFiles,
     metadata: &TableMetadata,
     snapshot_id: i64,
 ) -> Result<Snapshot, CompactionError> {
@@ -81,13 +84,15 @@ pub(crate) async fn read_snapshot(
             "tables with encrypted manifest lists are not compacted".into(),
         ));
     }
+    files.resolve(snapshot.manifest_list())?;
     let bytes = io.new_input(snapshot.manifest_list())?.read().await?;
     let list = ManifestList::parse_with_version(&bytes, metadata.format_version())?;
     let mut manifests = Vec::with_capacity(list.entries().len());
     for file in list.consume_entries() {
+        files.resolve(&file.manifest_path)?;
         let manifest = file.load_manifest(io).await?;
         let (entries, _) = manifest.into_parts();
-        let live = entries
+        let live: Vec<Live> = entries
             .into_iter()
             .filter(|e| e.is_alive())
             .map(|entry| Live {
@@ -95,6 +100,9 @@ pub(crate) async fn read_snapshot(
                 spec_id: file.partition_spec_id,
             })
             .collect();
+        for entry in &live {
+            files.resolve(entry.path())?;
+        }
         manifests.push((file, live));
     }
     Ok(Snapshot { manifests })
@@ -201,6 +209,7 @@ impl Plan {
 /// Plans a run on the current `main` snapshot; `None` when there is nothing to do.
 pub(crate) async fn plan(
     io: &FileIO,
+    files: &TableFiles,
     start: &IcebergTable,
     settings: &CompactionSettings,
 ) -> Result<Option<Plan>, CompactionError> {
@@ -213,7 +222,7 @@ pub(crate) async fn plan(
     let Some(current) = metadata.snapshot_for_ref("main") else {
         return Ok(None);
     };
-    let snapshot = read_snapshot(io, metadata, current.snapshot_id()).await?;
+    let snapshot = read_snapshot(io, files, metadata, current.snapshot_id()).await?;
     let deletes = DeleteIndex::new(metadata, &snapshot);
     let small = (settings.target_file_size_bytes as f64 * SMALL_FILE_RATIO) as u64;
     let mut by_partition: HashMap<(i32, Struct), Vec<Input>> = HashMap::new();

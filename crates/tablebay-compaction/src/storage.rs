@@ -1,7 +1,8 @@
-//! An iceberg-rust [`FileIO`] whose storage is the catalog's object service: every byte compaction reads or
-//! writes (data files, delete files, manifests, manifest lists) goes through the object rows and the blob
-//! store, exactly as the S3 data plane's, so output files are listed, sized and encrypted like client writes.
-//! Only `s3://<table-id>--table-s3/…` locations resolve; there is no other storage.
+//! An iceberg-rust [`FileIO`] over one table's storage: every byte compaction reads or writes (data files,
+//! delete files, manifests, manifest lists) goes through that table's [`TableFiles`], so through the object rows
+//! and the blob store exactly as the S3 data plane's, and output files are listed, sized and encrypted like
+//! client writes. Only locations inside the storage of the table it was opened for resolve: a manifest or data
+//! file of another table's storage is refused, never read, and nothing is written or deleted anywhere else.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -17,17 +18,17 @@ use iceberg::io::{
 };
 use iceberg::{Error, ErrorKind};
 use serde::{Deserialize, Serialize};
-use tablebay_catalog::{BodyError, Catalog, CatalogError, MAX_TABLE_FILE_RANGE};
+use tablebay_catalog::{BodyError, CatalogError, MAX_TABLE_FILE_RANGE, TableFiles};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 /// How many written chunks may wait for the object service before a writer waits (bounds memory).
 const WRITE_QUEUE: usize = 4;
 
-/// A [`FileIO`] over the catalog's object service.
-pub(crate) fn file_io(catalog: &Catalog) -> FileIO {
+/// A [`FileIO`] over the storage of one table.
+pub(crate) fn file_io(files: &TableFiles) -> FileIO {
     FileIOBuilder::new(Arc::new(ObjectStorageFactory {
-        catalog: Some(catalog.clone()),
+        files: Some(files.clone()),
     }))
     .build()
 }
@@ -43,7 +44,7 @@ fn io_error(e: CatalogError) -> Error {
 fn detached() -> Error {
     Error::new(
         ErrorKind::Unexpected,
-        "the object storage was deserialized without its catalog",
+        "the object storage was deserialized without its table's files",
     )
 }
 
@@ -51,28 +52,28 @@ fn detached() -> Error {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct ObjectStorageFactory {
     #[serde(skip)]
-    catalog: Option<Catalog>,
+    files: Option<TableFiles>,
 }
 
 #[typetag::serde]
 impl StorageFactory for ObjectStorageFactory {
     fn build(&self, _config: &StorageConfig) -> iceberg::Result<Arc<dyn Storage>> {
         Ok(Arc::new(ObjectStorage {
-            catalog: self.catalog.clone(),
+            files: self.files.clone(),
         }))
     }
 }
 
-/// Table files through the catalog's object service.
+/// One table's files through the catalog's object service.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct ObjectStorage {
     #[serde(skip)]
-    catalog: Option<Catalog>,
+    files: Option<TableFiles>,
 }
 
 impl ObjectStorage {
-    fn catalog(&self) -> iceberg::Result<&Catalog> {
-        self.catalog.as_ref().ok_or_else(detached)
+    fn files(&self) -> iceberg::Result<&TableFiles> {
+        self.files.as_ref().ok_or_else(detached)
     }
 }
 
@@ -80,28 +81,19 @@ impl ObjectStorage {
 #[typetag::serde]
 impl Storage for ObjectStorage {
     async fn exists(&self, path: &str) -> iceberg::Result<bool> {
-        Ok(self
-            .catalog()?
-            .table_file_size(path)
-            .await
-            .map_err(io_error)?
-            .is_some())
+        Ok(self.files()?.size(path).await.map_err(io_error)?.is_some())
     }
 
     async fn metadata(&self, path: &str) -> iceberg::Result<FileMetadata> {
-        let size = self
-            .catalog()?
-            .table_file_size(path)
-            .await
-            .map_err(io_error)?;
+        let size = self.files()?.size(path).await.map_err(io_error)?;
         let size = size
             .ok_or_else(|| Error::new(ErrorKind::DataInvalid, format!("File not found: {path}")))?;
         Ok(FileMetadata { size })
     }
 
     async fn read(&self, path: &str) -> iceberg::Result<Bytes> {
-        let catalog = self.catalog()?;
-        let size = catalog.table_file_size(path).await.map_err(io_error)?;
+        let files = self.files()?;
+        let size = files.size(path).await.map_err(io_error)?;
         let size = size
             .ok_or_else(|| Error::new(ErrorKind::DataInvalid, format!("File not found: {path}")))?;
         if size > MAX_TABLE_FILE_RANGE {
@@ -110,40 +102,31 @@ impl Storage for ObjectStorage {
                 format!("{path} is too large to read whole ({size} bytes)"),
             ));
         }
-        catalog
-            .read_table_file_range(path, 0..size)
-            .await
-            .map_err(io_error)
+        files.read_range(path, 0..size).await.map_err(io_error)
     }
 
     async fn reader(&self, path: &str) -> iceberg::Result<Box<dyn FileRead>> {
         Ok(Box::new(ObjectRead {
-            catalog: self.catalog()?.clone(),
+            files: self.files()?.clone(),
             path: path.to_string(),
         }))
     }
 
     async fn write(&self, path: &str, bs: Bytes) -> iceberg::Result<()> {
         let body = futures::stream::once(async move { Ok::<_, BodyError>(bs) }).boxed();
-        self.catalog()?
-            .write_table_file(path, body)
-            .await
-            .map_err(io_error)?;
+        self.files()?.write(path, body).await.map_err(io_error)?;
         Ok(())
     }
 
     async fn writer(&self, path: &str) -> iceberg::Result<Box<dyn FileWrite>> {
         Ok(Box::new(ObjectWrite::start(
-            self.catalog()?.clone(),
+            self.files()?.clone(),
             path.to_string(),
         )))
     }
 
     async fn delete(&self, path: &str) -> iceberg::Result<()> {
-        self.catalog()?
-            .delete_table_file(path)
-            .await
-            .map_err(io_error)
+        self.files()?.delete(path).await.map_err(io_error)
     }
 
     async fn delete_prefix(&self, path: &str) -> iceberg::Result<()> {
@@ -172,15 +155,15 @@ impl Storage for ObjectStorage {
 
 /// Ranged reads of one file.
 struct ObjectRead {
-    catalog: Catalog,
+    files: TableFiles,
     path: String,
 }
 
 #[async_trait]
 impl FileRead for ObjectRead {
     async fn read(&self, range: Range<u64>) -> iceberg::Result<Bytes> {
-        self.catalog
-            .read_table_file_range(&self.path, range)
+        self.files
+            .read_range(&self.path, range)
             .await
             .map_err(io_error)
     }
@@ -197,7 +180,7 @@ struct ObjectWrite {
 }
 
 impl ObjectWrite {
-    fn start(catalog: Catalog, path: String) -> Self {
+    fn start(files: TableFiles, path: String) -> Self {
         let (sender, receiver) = mpsc::channel::<Bytes>(WRITE_QUEUE);
         let closed = Arc::new(AtomicBool::new(false));
         let finished = closed.clone();
@@ -219,7 +202,7 @@ impl ObjectWrite {
         )
         .boxed();
         let target = path.clone();
-        let upload = tokio::spawn(async move { catalog.write_table_file(&target, body).await });
+        let upload = tokio::spawn(async move { files.write(&target, body).await });
         Self {
             path,
             sender: Some(sender),

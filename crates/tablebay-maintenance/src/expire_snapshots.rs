@@ -95,14 +95,15 @@ pub(crate) async fn expire(
         .collect();
     // Decide which files go before committing: reading is what can fail, and after the commit the expired
     // snapshots' manifest lists are no longer named anywhere.
-    let expired_files = snapshot_files(catalog, metadata, expired.iter().copied()).await?;
-    let retained_files = snapshot_files(catalog, metadata, retained).await?;
-    let table_id = loaded.table.id;
-    let kept_keys = retained_files.keys_of(table_id);
+    // Both sets hold keys of the table's own storage only: a reference elsewhere fails the job here, before
+    // anything is committed or deleted.
+    let files = catalog.table_files(loaded.table.id);
+    let expired_files = snapshot_files(&files, metadata, expired.iter().copied()).await?;
+    let retained_files = snapshot_files(&files, metadata, retained).await?;
     let doomed: Vec<String> = expired_files
-        .keys_of(table_id)
+        .keys
         .into_iter()
-        .filter(|k| !kept_keys.contains(k))
+        .filter(|k| !retained_files.keys.contains(k))
         .collect();
 
     let mut requirements = vec![TableRequirement::UuidMatch {
@@ -139,13 +140,13 @@ pub(crate) async fn expire(
             )));
         }
     }
-    let (files, bytes) = delete_keys(catalog, meta, table_id, doomed, started).await?;
-    outcome.files_in = files;
+    let (deleted, bytes) = delete_keys(&files, meta, doomed, started).await?;
+    outcome.files_in = deleted;
     outcome.bytes_in = bytes;
     outcome.detail("snapshotsExpired", expired.len() as u64);
-    outcome.detail("filesDeleted", files);
+    outcome.detail("filesDeleted", deleted);
     outcome.message = Some(format!(
-        "expired {} snapshots, deleted {files} files",
+        "expired {} snapshots, deleted {deleted} files",
         expired.len()
     ));
     Ok(outcome)

@@ -2,41 +2,48 @@
 //! files of those manifests, statistics files, the current metadata file and the metadata log. Both removal
 //! jobs decide from this set, so a file is removed only when nothing that is kept can reach it.
 //!
-//! Manifests and manifest lists are read whole through the catalog (bounded by its table-file limit) and parsed
-//! on the blocking pool; a manifest shared by many snapshots is read once. A file that cannot be read or parsed
-//! fails the computation: deciding with an incomplete set could delete live data.
+//! Manifests and manifest lists are read whole through the table's own storage (`TableFiles`, bounded by its
+//! file limit) and parsed on the blocking pool; a manifest shared by many snapshots is read once. A file that
+//! cannot be read or parsed fails the computation: deciding with an incomplete set could delete live data. So
+//! does a reference outside the table's storage: such a table's files are neither read nor judged, and the
+//! job fails with the reason, having removed nothing.
 
 use std::collections::{BTreeSet, HashSet};
 
 use iceberg::spec::{FormatVersion, Manifest, ManifestList, TableMetadata};
-use tablebay_catalog::{Catalog, TableLocation};
-use uuid::Uuid;
+use tablebay_catalog::TableFiles;
 
 use crate::MaintenanceError;
 
-/// Files referenced by a set of snapshots, as full locations (`s3://<id>--table-s3/<key>`).
+/// Files referenced by a set of snapshots, as keys inside the table's storage.
 #[derive(Debug, Default)]
 pub(crate) struct FileSet {
-    pub files: BTreeSet<String>,
+    pub keys: BTreeSet<String>,
     /// Manifests read (for run details).
     pub manifests_read: u64,
 }
 
 impl FileSet {
-    /// The keys inside `table_id`'s storage.
-    pub fn keys_of(&self, table_id: Uuid) -> HashSet<String> {
-        self.files
-            .iter()
-            .filter_map(|f| TableLocation::parse(f))
-            .filter(|l| l.table_id == table_id)
-            .map(|l| l.key)
-            .collect()
+    /// Adds the file at `path`, which must lie in the table's storage.
+    fn add(&mut self, files: &TableFiles, path: &str) -> Result<(), MaintenanceError> {
+        self.keys.insert(confined(files, path)?);
+        Ok(())
     }
+}
+
+/// The key of `path` in the table's storage; a reference outside it fails the job.
+fn confined(files: &TableFiles, path: &str) -> Result<String, MaintenanceError> {
+    files.resolve(path).map(|file| file.key).map_err(|e| {
+        MaintenanceError::Unreadable(format!(
+            "the table references a file outside its storage, so it is not maintained and nothing was \
+             removed: {e}"
+        ))
+    })
 }
 
 /// What the snapshots `snapshot_ids` of `metadata` reference (manifest lists, manifests, live content files).
 pub(crate) async fn snapshot_files(
-    catalog: &Catalog,
+    files: &TableFiles,
     metadata: &TableMetadata,
     snapshot_ids: impl IntoIterator<Item = i64>,
 ) -> Result<FileSet, MaintenanceError> {
@@ -51,15 +58,15 @@ pub(crate) async fn snapshot_files(
         if list_path.is_empty() {
             continue;
         }
-        let bytes = read(catalog, &list_path).await?;
+        set.add(files, &list_path)?;
+        let bytes = read(files, &list_path).await?;
         let list = parse_manifest_list(bytes, version, &list_path).await?;
-        set.files.insert(list_path);
         for manifest in list.entries() {
-            set.files.insert(manifest.manifest_path.clone());
+            set.add(files, &manifest.manifest_path)?;
             if !manifests_seen.insert(manifest.manifest_path.clone()) {
                 continue;
             }
-            let bytes = read(catalog, &manifest.manifest_path).await?;
+            let bytes = read(files, &manifest.manifest_path).await?;
             let path = manifest.manifest_path.clone();
             let live = blocking(move || {
                 let parsed = Manifest::parse_avro(&bytes).map_err(|e| {
@@ -74,7 +81,9 @@ pub(crate) async fn snapshot_files(
             })
             .await?;
             set.manifests_read += 1;
-            set.files.extend(live);
+            for path in live {
+                set.add(files, &path)?;
+            }
         }
     }
     Ok(set)
@@ -83,38 +92,29 @@ pub(crate) async fn snapshot_files(
 /// Everything the table's current metadata keeps: every snapshot's files, statistics files, the current
 /// metadata file and the metadata log (which Iceberg trims to `write.metadata.previous-versions-max`).
 pub(crate) async fn table_files(
-    catalog: &Catalog,
+    files: &TableFiles,
     metadata: &TableMetadata,
     metadata_location: &str,
 ) -> Result<FileSet, MaintenanceError> {
     let ids: Vec<i64> = metadata.snapshots().map(|s| s.snapshot_id()).collect();
-    let mut set = snapshot_files(catalog, metadata, ids).await?;
-    set.files.insert(metadata_location.to_string());
-    set.files.extend(
-        metadata
-            .metadata_log()
-            .iter()
-            .map(|log| log.metadata_file.clone()),
-    );
-    set.files.extend(
-        metadata
-            .statistics_iter()
-            .map(|s| s.statistics_path.clone()),
-    );
-    set.files.extend(
-        metadata
-            .partition_statistics_iter()
-            .map(|s| s.statistics_path.clone()),
-    );
+    let mut set = snapshot_files(files, metadata, ids).await?;
+    set.add(files, metadata_location)?;
+    for log in metadata.metadata_log() {
+        set.add(files, &log.metadata_file)?;
+    }
+    for statistics in metadata.statistics_iter() {
+        set.add(files, &statistics.statistics_path)?;
+    }
+    for statistics in metadata.partition_statistics_iter() {
+        set.add(files, &statistics.statistics_path)?;
+    }
     Ok(set)
 }
 
-async fn read(catalog: &Catalog, path: &str) -> Result<bytes::Bytes, MaintenanceError> {
-    let location = TableLocation::parse(path).ok_or_else(|| {
-        MaintenanceError::Unreadable(format!("{path} is outside every table's storage"))
-    })?;
-    catalog
-        .read_table_object(&location)
+async fn read(files: &TableFiles, path: &str) -> Result<bytes::Bytes, MaintenanceError> {
+    confined(files, path)?;
+    files
+        .read(path)
         .await?
         .ok_or_else(|| MaintenanceError::Unreadable(format!("{path} is referenced but missing")))
 }

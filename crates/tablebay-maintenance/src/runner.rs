@@ -215,8 +215,10 @@ impl JobRunner {
         }
     }
 
-    /// Runs a claimed job under its lease, records the run and releases the job. A job of a dropped table, or
-    /// (when not asked for explicitly) of a disabled type, ends without a record.
+    /// Runs a claimed job under its lease, records the run and releases the job. A job of a table that no longer
+    /// exists (deleted after the job was queued, or while it ran) runs nothing and, unless asked for explicitly,
+    /// ends without a record; an explicit run of it is recorded as failed, not found. A disabled type (when not
+    /// asked for explicitly) ends without a record too.
     async fn execute(
         &self,
         job: JobRecord,
@@ -227,27 +229,42 @@ impl JobRunner {
         let clock = Instant::now();
         let heartbeat = self.heartbeat(&job);
         let job_type: Result<MaintenanceJobType, _> = job.job_type.parse();
+        // The table, resolved once: its ARN names the run even if the table is deleted while the job runs.
+        let table = match table {
+            Some(table) => Ok(Some(table)),
+            None => self.catalog.table_by_id(job.table_id).await,
+        };
+        let table_arn = match &table {
+            Ok(Some(table)) => table.arn.to_string(),
+            _ => format!("table/{}", job.table_id),
+        };
         let result = match (job_type, table) {
             (Err(_), _) => Err(MaintenanceError::Invalid(format!(
                 "unknown job type {}",
                 job.job_type
             ))),
-            (Ok(job_type), Some(table)) => self
+            (Ok(_), Err(e)) => Err(e.into()),
+            (Ok(_), Ok(None)) => Err(MaintenanceError::NotFound(
+                "The specified table does not exist: it was deleted after the job was queued"
+                    .into(),
+            )),
+            (Ok(job_type), Ok(Some(table))) => self
                 .dispatch(job_type, table, explicit)
                 .await
                 .map(|o| (job_type, o)),
-            (Ok(job_type), None) => match self.catalog.table_by_id(job.table_id).await {
-                Ok(Some(table)) => self
-                    .dispatch(job_type, table, explicit)
-                    .await
-                    .map(|o| (job_type, o)),
-                Ok(None) => Err(MaintenanceError::NotFound("the table was dropped".into())),
-                Err(e) => Err(e.into()),
-            },
+        };
+        // A table deleted while its job ran: whatever the job saw, the table is gone, and so is any claim that
+        // it was maintained.
+        let result = match result {
+            Ok(_) if matches!(self.catalog.table_by_id(job.table_id).await, Ok(None)) => {
+                Err(MaintenanceError::NotFound(
+                    "The specified table was deleted while the job ran".into(),
+                ))
+            }
+            other => other,
         };
         heartbeat.abort();
         let duration_ms = u64::try_from(clock.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let table_arn = self.table_arn(job.table_id).await;
         let job_type = job
             .job_type
             .parse()
@@ -292,8 +309,10 @@ impl JobRunner {
                 record = false;
                 run.message = Some("disabled".into());
             }
+            // The table is gone: nothing to record of it (its runs are not listed any more anyway).
             Err(MaintenanceError::NotFound(m)) if !explicit => {
                 record = false;
+                run.outcome = RunOutcome::Failed;
                 run.message = Some(m);
             }
             Err(e) => {
@@ -341,13 +360,6 @@ impl JobRunner {
         })
     }
 
-    async fn table_arn(&self, table_id: Uuid) -> String {
-        match self.catalog.table_by_id(table_id).await {
-            Ok(Some(table)) => table.arn.to_string(),
-            _ => format!("table/{table_id}"),
-        }
-    }
-
     /// Runs one job type on a table with its effective settings; `None` when the type is disabled (and the run
     /// was not asked for explicitly).
     async fn dispatch(
@@ -376,6 +388,16 @@ impl JobRunner {
             }
             Err(e) => return Err(e.into()),
         };
+        // Maintenance reads, writes and deletes only inside the table's own storage: a table whose metadata
+        // names files elsewhere is not maintained at all (and is told why) rather than half-maintained.
+        self.catalog
+            .table_files(table.id)
+            .check_metadata(&loaded.metadata.metadata)
+            .map_err(|e| {
+                MaintenanceError::Unreadable(format!(
+                    "the table is not maintained, and nothing was changed: {e}"
+                ))
+            })?;
         let properties = loaded.metadata.metadata.properties().clone();
         match job_type {
             MaintenanceJobType::IcebergSnapshotManagement => {
@@ -486,3 +508,6 @@ impl JobRunner {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -12,10 +12,9 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use tablebay_catalog::{Catalog, IcebergTable};
+use tablebay_catalog::{Catalog, IcebergTable, TableFiles};
 use tablebay_store::MetaStore;
 use tablebay_store::meta::{KeyRange, KeyStart};
-use uuid::Uuid;
 
 use crate::MaintenanceError;
 use crate::references::table_files;
@@ -34,13 +33,10 @@ pub(crate) async fn remove_unreferenced(
     now: DateTime<Utc>,
 ) -> Result<JobOutcome, MaintenanceError> {
     let table_id = loaded.table.id;
-    let referenced = table_files(
-        catalog,
-        &loaded.metadata.metadata,
-        &loaded.metadata_location,
-    )
-    .await?;
-    let referenced_keys = referenced.keys_of(table_id);
+    let files = catalog.table_files(table_id);
+    let referenced =
+        table_files(&files, &loaded.metadata.metadata, &loaded.metadata_location).await?;
+    let referenced_keys = &referenced.keys;
     let unreferenced_before = before(now, settings.unreferenced_after);
     let delete_marked_before = before(now, settings.delete_after);
     let marks = meta.noncurrent_marks(table_id).await?;
@@ -87,25 +83,28 @@ pub(crate) async fn remove_unreferenced(
     }
     to_clear.extend(marks.keys().filter(|k| !seen.contains(*k)).cloned());
 
-    // The table may have moved on while we listed: spare whatever its newer metadata references.
-    if !to_delete.is_empty()
-        && let Some(now_table) = catalog.table_by_id(table_id).await?
-        && now_table.metadata_location.as_deref() != Some(loaded.metadata_location.as_str())
-    {
-        let newer = catalog.reload_iceberg_table(&now_table).await?;
-        let newer_keys = table_files(catalog, &newer.metadata.metadata, &newer.metadata_location)
-            .await?
-            .keys_of(table_id);
-        to_delete.retain(|(key, _)| !newer_keys.contains(key));
+    // The table may have moved on while we listed: spare whatever its newer metadata references. A table
+    // dropped meanwhile keeps its storage as it is (engines purge it themselves, or it is registered again).
+    if !to_delete.is_empty() {
+        let Some(now_table) = catalog.table_by_id(table_id).await? else {
+            return Err(MaintenanceError::NotFound(
+                "the table was deleted while the job ran; nothing was removed".into(),
+            ));
+        };
+        if now_table.metadata_location.as_deref() != Some(loaded.metadata_location.as_str()) {
+            let newer = catalog.reload_iceberg_table(&now_table).await?;
+            let newer_keys =
+                table_files(&files, &newer.metadata.metadata, &newer.metadata_location)
+                    .await?
+                    .keys;
+            to_delete.retain(|(key, _)| !newer_keys.contains(key));
+        }
     }
 
     let mut outcome = JobOutcome::default();
     let mut deleted_keys = Vec::new();
     for (key, modified) in &to_delete {
-        if let Some(size) = catalog
-            .remove_unreferenced_object(table_id, key, *modified)
-            .await?
-        {
+        if let Some(size) = files.remove_unreferenced(key, *modified).await? {
             outcome.files_in += 1;
             outcome.bytes_in += size;
         }
@@ -120,7 +119,7 @@ pub(crate) async fn remove_unreferenced(
         .await?;
 
     outcome.detail("objectsScanned", scanned);
-    outcome.detail("referencedFiles", referenced.files.len() as u64);
+    outcome.detail("referencedFiles", referenced.keys.len() as u64);
     outcome.detail("manifestsRead", referenced.manifests_read);
     outcome.detail("markedNoncurrent", to_mark.len() as u64);
     outcome.detail("filesDeleted", outcome.files_in);
@@ -133,32 +132,28 @@ pub(crate) async fn remove_unreferenced(
     Ok(outcome)
 }
 
-/// Deletes the objects at `keys` of a table that were last written before `not_after`; returns the count and
-/// bytes deleted. Used by snapshot expiration for the files only expired snapshots referenced.
+/// Deletes the objects at `keys` of a table's storage that were last written before `not_after`; returns the
+/// count and bytes deleted. Used by snapshot expiration for the files only expired snapshots referenced.
 pub(crate) async fn delete_keys(
-    catalog: &Catalog,
+    files: &TableFiles,
     meta: &MetaStore,
-    table_id: Uuid,
     keys: Vec<String>,
     not_after: DateTime<Utc>,
 ) -> Result<(u64, u64), MaintenanceError> {
-    let (mut files, mut bytes) = (0, 0);
+    let (mut count, mut bytes) = (0, 0);
     for key in keys {
-        let Some(object) = meta.object(table_id, &key).await? else {
+        let Some(object) = meta.object(files.table_id(), &key).await? else {
             continue;
         };
         if object.modified_at >= not_after {
             continue;
         }
-        if let Some(size) = catalog
-            .remove_unreferenced_object(table_id, &key, object.modified_at)
-            .await?
-        {
-            files += 1;
+        if let Some(size) = files.remove_unreferenced(&key, object.modified_at).await? {
+            count += 1;
             bytes += size;
         }
     }
-    Ok((files, bytes))
+    Ok((count, bytes))
 }
 
 /// `now - age`, saturating at the earliest representable time.

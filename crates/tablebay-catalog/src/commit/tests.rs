@@ -436,21 +436,44 @@ async fn invalid_updates_are_rejected() {
             .await,
         Err(CommitError::AlreadyExists(_))
     ));
-    // A requested location is ignored: the table keeps its storage.
-    let moved = TableChange {
+    // The table's own storage is the only location it has: naming it is no change, anything else is refused.
+    let own = TableChange {
         requirements: vec![],
         updates: vec![TableUpdate::SetLocation {
-            location: "s3://elsewhere/x".into(),
+            location: format!("{}/", t.table.warehouse_location),
         }],
     };
     let same = env
         .catalog
-        .commit_table(&t.table, moved, &env.account)
+        .commit_table(&t.table, own, &env.account)
         .await
         .unwrap();
     assert_eq!(same.metadata_location, t.metadata_location);
+    let other = create(&env, "other").await;
+    for location in [
+        "s3://elsewhere/x".to_string(),
+        other.table.warehouse_location.clone(),
+        format!("{}/sub", t.table.warehouse_location),
+    ] {
+        let moved = TableChange {
+            requirements: vec![],
+            updates: vec![TableUpdate::SetLocation {
+                location: location.clone(),
+            }],
+        };
+        match env
+            .catalog
+            .commit_table(&t.table, moved, &env.account)
+            .await
+        {
+            Err(CommitError::Invalid(m)) => assert!(m.contains("own storage"), "{m}"),
+            other => panic!("set-location {location}: {other:?}"),
+        }
+    }
+    let now = env.catalog.reload_iceberg_table(&t.table).await.unwrap();
+    assert_eq!(now.metadata_location, t.metadata_location);
     assert_eq!(
-        same.metadata.metadata.location(),
+        now.metadata.metadata.location(),
         t.metadata.metadata.location()
     );
 }
@@ -632,10 +655,10 @@ async fn trimmed_metadata_files_are_deleted_when_the_table_asks() {
         locations.push(current.metadata_location.clone());
     }
     assert_eq!(current.metadata.metadata.metadata_log().len(), 1);
+    let files = env.catalog.table_files(current.table.id);
     let read = |location: &str| {
-        let catalog = env.catalog.clone();
-        let file = TableLocation::parse(location).unwrap();
-        async move { catalog.read_table_file(&file).await.unwrap().is_some() }
+        let (files, location) = (files.clone(), location.to_string());
+        async move { files.read(&location).await.unwrap().is_some() }
     };
     // The current file and the one the log keeps exist; the trimmed ones are gone.
     let kept = locations.len() - 2;

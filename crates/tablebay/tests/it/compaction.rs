@@ -4,7 +4,7 @@
 //!
 //! How the test reaches the files: iceberg-rust 0.10 has no S3 FileIO, so the test opens a second `Catalog`
 //! on the server's data directory (SQLite in WAL mode and the blob directory are safe to share between
-//! processes) and uses the engine's `table_file_io`, the FileIO over the object service, for every byte.
+//! processes) and uses the engine's `table_file_io`, the FileIO over the table's storage, for every byte.
 //! Appends commit through the server's REST endpoint; delete-file snapshots (which iceberg-rust's transactions
 //! cannot build) commit through the same catalog commit function the REST handler calls. The engine itself
 //! runs in-process on that catalog, exactly as the maintenance runner will run it inside the server.
@@ -42,11 +42,10 @@ use iceberg::{
 use iceberg_catalog_rest::{RestCatalog, RestCatalogBuilder};
 use parquet::file::properties::WriterProperties;
 use serde_json::{Value, json};
-use tablebay_catalog::{AccountId, Catalog, CatalogConfig, TableArn, TableChange, TableRef};
+use tablebay_catalog::{AccountId, Catalog, TableArn, TableChange, TableRef};
 use tablebay_compaction::{CompactionSettings, Strategy, compact_table, table_file_io};
-use tablebay_store::{BlobStore, BlobUrl, MetaStore};
 
-use crate::server::{ACCESS_KEY, ACCOUNT, REGION, SECRET, TestServer};
+use crate::server::{ACCESS_KEY, ACCOUNT, SECRET, TestServer};
 
 const PARTITIONS: i32 = 2;
 const ROWS_PER_FILE: i64 = 50;
@@ -111,27 +110,7 @@ async fn fixture(bucket: &str) -> Fixture {
     rest.create_table(&ns, creation).await.unwrap();
     let ident = TableIdent::new(ns, "events".to_string());
 
-    let data = server.data_dir();
-    let meta = MetaStore::connect(&format!(
-        "sqlite://{}?mode=rwc",
-        data.join("meta.db").display()
-    ))
-    .await
-    .unwrap();
-    let blobs = BlobStore::open(&BlobUrl::Local(data.join("blobs"))).unwrap();
-    // The server's master keys (generated in its data dir): its table files are encrypted with them.
-    let keys = std::fs::read_to_string(data.join("encryption.key")).unwrap();
-    let keys = tablebay_store::encryption::LocalKeys::parse(&keys).unwrap();
-    let catalog = Catalog::new(
-        meta,
-        blobs,
-        CatalogConfig {
-            region: REGION.to_string(),
-            flavor: tablebay_catalog::ArnFlavor::Aws,
-        },
-        std::sync::Arc::new(keys),
-    );
-    let io = table_file_io(&catalog);
+    let catalog = server.open_catalog().await;
     let location = rest
         .load_table(&ident)
         .await
@@ -143,6 +122,7 @@ async fn fixture(bucket: &str) -> Fixture {
         .trim_start_matches("s3://")
         .trim_end_matches("--table-s3");
     let arn = TableArn::parse(&format!("{}/table/{table_id}", warehouse)).unwrap();
+    let io = table_file_io(&catalog.table_files(arn.table_id));
     Fixture {
         server,
         rest,

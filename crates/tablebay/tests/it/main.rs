@@ -19,6 +19,7 @@ mod iceberg_server;
 mod identity;
 mod maintenance;
 mod s3;
+mod security_confinement;
 mod security_requests;
 mod server;
 mod sts;

@@ -162,6 +162,33 @@ impl TestServer {
 }
 
 impl TestServer {
+    /// A second catalog on the server's data directory (SQLite in WAL mode and the blob directory are safe to
+    /// share between processes), with the server's master keys: what tests use to reach table files below the
+    /// HTTP surfaces.
+    pub async fn open_catalog(&self) -> tablebay_catalog::Catalog {
+        let data = self.data_dir();
+        let meta = tablebay_store::MetaStore::connect(&format!(
+            "sqlite://{}?mode=rwc",
+            data.join("meta.db").display()
+        ))
+        .await
+        .unwrap();
+        let blobs =
+            tablebay_store::BlobStore::open(&tablebay_store::BlobUrl::Local(data.join("blobs")))
+                .unwrap();
+        let keys = std::fs::read_to_string(data.join("encryption.key")).unwrap();
+        let keys = tablebay_store::encryption::LocalKeys::parse(&keys).unwrap();
+        tablebay_catalog::Catalog::new(
+            meta,
+            blobs,
+            tablebay_catalog::CatalogConfig {
+                region: REGION.to_string(),
+                flavor: tablebay_catalog::ArnFlavor::Aws,
+            },
+            std::sync::Arc::new(keys),
+        )
+    }
+
     /// The data directory.
     pub fn data_dir(&self) -> &std::path::Path {
         self.data.as_ref().unwrap().path()
