@@ -36,7 +36,7 @@ pub fn tables_router(state: AppState) -> Router {
         .route("/iceberg/{*path}", any(iceberg::handle))
         .route("/sts", any(sts::handle))
         .route("/sts/", any(sts::handle))
-        .merge(admin::router())
+        .route("/admin/{*path}", any(admin::handle))
         .fallback(control_plane::handle)
         .with_state(state)
 }

@@ -63,6 +63,18 @@ impl Resource {
     }
 }
 
+/// What an administration operation acts on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AdminScope {
+    /// The accounts of the instance.
+    Accounts,
+    /// The users, roles, keys and identity policies of one account.
+    Identities {
+        /// The account's id.
+        account: String,
+    },
+}
+
 /// Facts about the request that conditions may test, and the id that ties audit events to request logs.
 #[derive(Clone, Debug, Default)]
 pub struct AccessContext {
@@ -131,6 +143,72 @@ impl Iam {
             "User: {} is not authorized to perform: {operation} on resource: {arn}",
             principal.arn
         )))
+    }
+
+    /// Allows an operation only on a resource of the caller's own account, whatever the policies say (the run-now
+    /// and run-record operations of the admin API). A denial is audited.
+    pub fn authorize_own_account(
+        &self,
+        principal: &Principal,
+        operation: &str,
+        resource: &Resource,
+        cx: &AccessContext,
+    ) -> Result<(), IamError> {
+        if principal.account_id == resource.account().as_str() {
+            return Ok(());
+        }
+        let arn = resource.arn(&self.config.region, self.config.flavor);
+        crate::audit::audit_denial(
+            principal,
+            operation,
+            &arn,
+            &cx.request_id,
+            "only the resource's own account may",
+        );
+        Err(IamError::Denied(format!(
+            "Account {} is not authorized to perform: {operation} on resource: {arn}",
+            principal.account_id
+        )))
+    }
+
+    /// Allows an administration operation (the admin API: accounts and identities) on `scope`: accounts only for
+    /// the instance root; an account's users, roles, keys and policies for that account's root, or the instance
+    /// root; never with temporary credentials. `resource` names what is administered in the audit event: a
+    /// denial, or an allowed change, is audited.
+    pub fn authorize_admin(
+        &self,
+        principal: &Principal,
+        operation: &str,
+        scope: &AdminScope,
+        resource: &str,
+        cx: &AccessContext,
+    ) -> Result<(), IamError> {
+        let allowed = principal.session.is_none()
+            && match scope {
+                AdminScope::Accounts => principal.kind == PrincipalKind::InstanceRoot,
+                AdminScope::Identities { account } => match principal.kind {
+                    PrincipalKind::InstanceRoot => true,
+                    PrincipalKind::AccountRoot => &principal.account_id == account,
+                    PrincipalKind::User | PrincipalKind::Role => false,
+                },
+            };
+        if !allowed {
+            crate::audit::audit_denial(
+                principal,
+                operation,
+                resource,
+                &cx.request_id,
+                "only an account's root administers its identities, and only the instance root accounts",
+            );
+            return Err(IamError::Denied(format!(
+                "{} is not authorized to perform: {operation} on {resource}",
+                principal.arn
+            )));
+        }
+        if is_mutation(operation.trim_start_matches("admin:")) {
+            crate::audit::audit_mutation(principal, operation, resource, &cx.request_id);
+        }
+        Ok(())
     }
 
     /// Whether `principal` may perform `action` on `resource`, without an audit event (a probe, e.g. whether

@@ -19,7 +19,7 @@ mod sts;
 
 pub use accounts::NewAccount;
 pub use audit::{AUDIT_TARGET, audit_mutation};
-pub use authorize::{AccessContext, Resource};
+pub use authorize::{AccessContext, AdminScope, Resource};
 pub use credentials::KnownKey;
 pub use error::IamError;
 pub use names::{PolicyName, PrincipalName, SessionName};

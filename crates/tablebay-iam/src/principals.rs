@@ -3,7 +3,7 @@
 //! default account or in the account it names; nobody else administers identities.
 
 use chrono::{DateTime, Utc};
-use tablebay_auth::{Principal, PrincipalKind};
+
 use tablebay_policy::{Policy, PolicyKind};
 use tablebay_store::StoreError;
 use tablebay_store::meta::{CredentialRecord, PrincipalRecord};
@@ -82,33 +82,6 @@ pub(crate) const DEFAULT_ROLE_SESSION_SECS: i64 = 3600;
 const MAX_ROLE_SESSION_SECS: i64 = 43_200;
 
 impl Iam {
-    /// The account an admin call acts in: the caller's own for an account root; the default account, or the one
-    /// it names, for the instance root. Temporary credentials and non-root identities are refused.
-    pub fn admin_account(
-        &self,
-        caller: &Principal,
-        requested: Option<&str>,
-    ) -> Result<String, IamError> {
-        let denied = || {
-            IamError::Denied(format!(
-                "{} is not authorized to administer identities",
-                caller.arn
-            ))
-        };
-        if caller.session.is_some() {
-            return Err(denied());
-        }
-        match (caller.kind, requested) {
-            (PrincipalKind::InstanceRoot, Some(account)) => Ok(account.to_string()),
-            (PrincipalKind::InstanceRoot, None) => Ok(self.config.default_account.to_string()),
-            (PrincipalKind::AccountRoot, None) => Ok(caller.account_id.clone()),
-            (PrincipalKind::AccountRoot, Some(account)) if account == caller.account_id => {
-                Ok(account.to_string())
-            }
-            _ => Err(denied()),
-        }
-    }
-
     async fn require_account(&self, account: &str) -> Result<(), IamError> {
         match self.meta.account(account).await? {
             Some(_) => Ok(()),

@@ -1,27 +1,50 @@
 //! Accounts, users, access keys, roles and identity policies: the fixed admin interface of issue 7 §1. Each
-//! handler parses, makes one IAM service call, audits the mutation and answers JSON.
+//! handler makes one IAM service call with what the request was parsed and authorized into, and answers JSON.
 
-use axum::extract::{Path, Request, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+use serde::Serialize;
 use tablebay_iam::{IdentityInfo, IdentityKind, PolicyName, PrincipalName};
 
 use super::error::AdminError;
-use super::request::{AdminCall, json, json_bytes, ok, run};
 use super::wire::{
     AccessKeyResponse, CreateAccessKeyResponse, CreateAccountRequest, CreateAccountResponse,
     CreateRoleRequest, CreateUserRequest, ListAccessKeysResponse, ListPoliciesResponse,
     ListRolesResponse, ListUsersResponse, RoleResponse, UpdateAccessKeyRequest, UserResponse,
 };
-use crate::state::AppState;
+use crate::pipeline::Context;
+
+/// 200 with a JSON body.
+pub(super) fn json<T: Serialize>(value: &T) -> Result<Response, AdminError> {
+    let body = serde_json::to_vec(value).map_err(|e| AdminError::Internal(e.to_string()))?;
+    Ok(json_bytes(body))
+}
+
+/// 200 with JSON bytes as they are.
+fn json_bytes(body: Vec<u8>) -> Response {
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// 200 with `{}`.
+fn ok() -> Result<Response, AdminError> {
+    Ok(json_bytes(b"{}".to_vec()))
+}
+
+fn timestamp(at: &chrono::DateTime<chrono::Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
 
 fn user_response(info: IdentityInfo) -> UserResponse {
     UserResponse {
         account_id: info.account_id,
         user_name: info.name,
         user_arn: info.arn,
-        created_at: info
-            .created_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        created_at: timestamp(&info.created_at),
     }
 }
 
@@ -34,453 +57,226 @@ fn role_response(info: IdentityInfo) -> RoleResponse {
         trust_policy: serde_json::from_str(trust)
             .unwrap_or(serde_json::Value::String(trust.to_string())),
         max_session_duration: info.max_session_secs.unwrap_or(3600),
-        created_at: info
-            .created_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        created_at: timestamp(&info.created_at),
     }
 }
 
 /// `POST /admin/accounts` (instance root only).
-pub(super) async fn create_account(State(app): State<AppState>, request: Request) -> Response {
-    run(app, request, "CreateAccount", |call| async move {
-        let req: CreateAccountRequest = call.json()?;
-        let account = call
-            .app
-            .iam
-            .create_account(&call.principal, req.account_name.as_deref())
-            .await?;
-        call.audit("admin:CreateAccount", &account.account_id);
-        json(&CreateAccountResponse {
-            account_id: account.account_id,
-            access_key_id: account.key.access_key_id,
-            secret_access_key: account.key.secret_access_key,
-        })
+pub(super) async fn create_account(
+    cx: &Context<'_>,
+    req: CreateAccountRequest,
+) -> Result<Response, AdminError> {
+    let account = cx
+        .app
+        .iam
+        .create_account(&cx.principal, req.account_name.as_deref())
+        .await?;
+    json(&CreateAccountResponse {
+        account_id: account.account_id,
+        access_key_id: account.key.access_key_id,
+        secret_access_key: account.key.secret_access_key,
     })
-    .await
 }
 
 /// `DELETE /admin/accounts/{accountId}` (instance root only).
-pub(super) async fn delete_account(
-    State(app): State<AppState>,
-    Path(account): Path<String>,
-    request: Request,
-) -> Response {
-    run(app, request, "DeleteAccount", |call| async move {
-        call.app
-            .iam
-            .delete_account(&call.principal, &account)
-            .await?;
-        call.audit("admin:DeleteAccount", &account);
-        ok()
-    })
-    .await
+pub(super) async fn delete_account(cx: &Context<'_>, account: &str) -> Result<Response, AdminError> {
+    cx.app.iam.delete_account(&cx.principal, account).await?;
+    ok()
 }
 
 /// `POST /admin/users` `{"userName"}`.
-pub(super) async fn create_user(State(app): State<AppState>, request: Request) -> Response {
-    run(app, request, "CreateUser", |call| async move {
-        let account = call.account()?;
-        let req: CreateUserRequest = call.json()?;
-        let name = PrincipalName::parse(&req.user_name)?;
-        let info = call.app.iam.create_user(&account, &name).await?;
-        call.audit("admin:CreateUser", &info.arn);
-        json(&user_response(info))
-    })
-    .await
-}
-
-/// `GET /admin/users`.
-pub(super) async fn list_users(State(app): State<AppState>, request: Request) -> Response {
-    run(app, request, "ListUsers", |call| async move {
-        let account = call.account()?;
-        let users = call
-            .app
-            .iam
-            .identities(&account, IdentityKind::User)
-            .await?;
-        json(&ListUsersResponse {
-            users: users.into_iter().map(user_response).collect(),
-        })
-    })
-    .await
-}
-
-/// `GET /admin/users/{user}`.
-pub(super) async fn get_user(
-    State(app): State<AppState>,
-    Path(user): Path<String>,
-    request: Request,
-) -> Response {
-    run(app, request, "GetUser", |call| async move {
-        let account = call.account()?;
-        json(&user_response(
-            call.app
-                .iam
-                .identity(&account, IdentityKind::User, &user)
-                .await?,
-        ))
-    })
-    .await
-}
-
-/// `DELETE /admin/users/{user}`: with its keys and policies.
-pub(super) async fn delete_user(
-    State(app): State<AppState>,
-    Path(user): Path<String>,
-    request: Request,
-) -> Response {
-    delete_identity(app, request, IdentityKind::User, user).await
+pub(super) async fn create_user(
+    cx: &Context<'_>,
+    account: &str,
+    req: CreateUserRequest,
+) -> Result<Response, AdminError> {
+    let name = PrincipalName::parse(&req.user_name)?;
+    json(&user_response(cx.app.iam.create_user(account, &name).await?))
 }
 
 /// `POST /admin/roles` `{"roleName", "trustPolicy", "maxSessionDuration"?}`.
-pub(super) async fn create_role(State(app): State<AppState>, request: Request) -> Response {
-    run(app, request, "CreateRole", |call| async move {
-        let account = call.account()?;
-        let req: CreateRoleRequest = call.json()?;
-        let name = PrincipalName::parse(&req.role_name)?;
-        let trust = match req.trust_policy {
-            serde_json::Value::String(text) => text,
-            object @ serde_json::Value::Object(_) => object.to_string(),
-            _ => {
-                return Err(AdminError::BadRequest(
-                    "trustPolicy must be a policy document".to_string(),
-                ));
-            }
-        };
-        let info = call
-            .app
-            .iam
-            .create_role(&account, &name, &trust, req.max_session_duration)
-            .await?;
-        call.audit("admin:CreateRole", &info.arn);
-        json(&role_response(info))
-    })
-    .await
-}
-
-/// `GET /admin/roles`.
-pub(super) async fn list_roles(State(app): State<AppState>, request: Request) -> Response {
-    run(app, request, "ListRoles", |call| async move {
-        let account = call.account()?;
-        let roles = call
-            .app
-            .iam
-            .identities(&account, IdentityKind::Role)
-            .await?;
-        json(&ListRolesResponse {
-            roles: roles.into_iter().map(role_response).collect(),
-        })
-    })
-    .await
-}
-
-/// `GET /admin/roles/{role}`.
-pub(super) async fn get_role(
-    State(app): State<AppState>,
-    Path(role): Path<String>,
-    request: Request,
-) -> Response {
-    run(app, request, "GetRole", |call| async move {
-        let account = call.account()?;
-        json(&role_response(
-            call.app
-                .iam
-                .identity(&account, IdentityKind::Role, &role)
-                .await?,
-        ))
-    })
-    .await
-}
-
-/// `DELETE /admin/roles/{role}`: with its policies and live sessions.
-pub(super) async fn delete_role(
-    State(app): State<AppState>,
-    Path(role): Path<String>,
-    request: Request,
-) -> Response {
-    delete_identity(app, request, IdentityKind::Role, role).await
-}
-
-async fn delete_identity(
-    app: AppState,
-    request: Request,
-    kind: IdentityKind,
-    name: String,
-) -> Response {
-    let operation = match kind {
-        IdentityKind::User => "DeleteUser",
-        IdentityKind::Role => "DeleteRole",
+pub(super) async fn create_role(
+    cx: &Context<'_>,
+    account: &str,
+    req: CreateRoleRequest,
+) -> Result<Response, AdminError> {
+    let name = PrincipalName::parse(&req.role_name)?;
+    let trust = match req.trust_policy {
+        serde_json::Value::String(text) => text,
+        object @ serde_json::Value::Object(_) => object.to_string(),
+        _ => {
+            return Err(AdminError::BadRequest(
+                "trustPolicy must be a policy document".to_string(),
+            ));
+        }
     };
-    run(app, request, operation, |call| async move {
-        let account = call.account()?;
-        let info = call.app.iam.identity(&account, kind, &name).await?;
-        call.app.iam.delete_identity(&account, kind, &name).await?;
-        call.audit(&format!("admin:{operation}"), &info.arn);
-        ok()
-    })
-    .await
+    let info = cx
+        .app
+        .iam
+        .create_role(account, &name, &trust, req.max_session_duration)
+        .await?;
+    json(&role_response(info))
 }
 
-/// `POST /admin/users/{user}/access-keys`.
+/// `GET /admin/users` and `GET /admin/roles`.
+pub(super) async fn list_identities(
+    cx: &Context<'_>,
+    account: &str,
+    kind: IdentityKind,
+) -> Result<Response, AdminError> {
+    let identities = cx.app.iam.identities(account, kind).await?;
+    match kind {
+        IdentityKind::User => json(&ListUsersResponse {
+            users: identities.into_iter().map(user_response).collect(),
+        }),
+        IdentityKind::Role => json(&ListRolesResponse {
+            roles: identities.into_iter().map(role_response).collect(),
+        }),
+    }
+}
+
+/// `GET /admin/users/{user}` and `GET /admin/roles/{role}`.
+pub(super) async fn get_identity(
+    cx: &Context<'_>,
+    account: &str,
+    kind: IdentityKind,
+    name: &str,
+) -> Result<Response, AdminError> {
+    let info = cx.app.iam.identity(account, kind, name).await?;
+    match kind {
+        IdentityKind::User => json(&user_response(info)),
+        IdentityKind::Role => json(&role_response(info)),
+    }
+}
+
+/// `DELETE /admin/users/{user}` (with its keys and policies) and `DELETE /admin/roles/{role}` (with its
+/// policies and live sessions).
+pub(super) async fn delete_identity(
+    cx: &Context<'_>,
+    account: &str,
+    kind: IdentityKind,
+    name: &str,
+) -> Result<Response, AdminError> {
+    cx.app.iam.delete_identity(account, kind, name).await?;
+    ok()
+}
+
+/// `POST /admin/users/{user}/access-keys`: the secret is in this answer only.
 pub(super) async fn create_access_key(
-    State(app): State<AppState>,
-    Path(user): Path<String>,
-    request: Request,
-) -> Response {
-    run(app, request, "CreateAccessKey", |call| async move {
-        let account = call.account()?;
-        let key = call.app.iam.create_access_key(&account, &user).await?;
-        call.audit(
-            "admin:CreateAccessKey",
-            &format!(
-                "{}/{}",
-                call.app.iam.user_arn(&account, &user),
-                key.access_key_id
-            ),
-        );
-        json(&CreateAccessKeyResponse {
-            access_key_id: key.access_key_id,
-            secret_access_key: key.secret_access_key,
-            status: "Active",
-        })
+    cx: &Context<'_>,
+    account: &str,
+    user: &str,
+) -> Result<Response, AdminError> {
+    let key = cx.app.iam.create_access_key(account, user).await?;
+    json(&CreateAccessKeyResponse {
+        access_key_id: key.access_key_id,
+        secret_access_key: key.secret_access_key,
+        status: "Active",
     })
-    .await
 }
 
 /// `GET /admin/users/{user}/access-keys`.
 pub(super) async fn list_access_keys(
-    State(app): State<AppState>,
-    Path(user): Path<String>,
-    request: Request,
-) -> Response {
-    run(app, request, "ListAccessKeys", |call| async move {
-        let account = call.account()?;
-        let keys = call.app.iam.access_keys(&account, &user).await?;
-        json(&ListAccessKeysResponse {
-            access_keys: keys
-                .into_iter()
-                .map(|k| AccessKeyResponse {
-                    access_key_id: k.access_key_id,
-                    status: k.status,
-                    created_at: k
-                        .created_at
-                        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-                })
-                .collect(),
-        })
+    cx: &Context<'_>,
+    account: &str,
+    user: &str,
+) -> Result<Response, AdminError> {
+    let keys = cx.app.iam.access_keys(account, user).await?;
+    json(&ListAccessKeysResponse {
+        access_keys: keys
+            .into_iter()
+            .map(|k| AccessKeyResponse {
+                access_key_id: k.access_key_id,
+                status: k.status,
+                created_at: timestamp(&k.created_at),
+            })
+            .collect(),
     })
-    .await
 }
 
 /// `PUT /admin/users/{user}/access-keys/{key}` `{"status": "Active" | "Inactive"}`.
 pub(super) async fn update_access_key(
-    State(app): State<AppState>,
-    Path((user, key)): Path<(String, String)>,
-    request: Request,
-) -> Response {
-    run(app, request, "UpdateAccessKey", |call| async move {
-        let account = call.account()?;
-        let req: UpdateAccessKeyRequest = call.json()?;
-        call.app
-            .iam
-            .set_access_key_status(&account, &user, &key, &req.status)
-            .await?;
-        call.audit(
-            "admin:UpdateAccessKey",
-            &format!("{}/{key}", call.app.iam.user_arn(&account, &user)),
-        );
-        ok()
-    })
-    .await
+    cx: &Context<'_>,
+    account: &str,
+    user: &str,
+    key: &str,
+    req: UpdateAccessKeyRequest,
+) -> Result<Response, AdminError> {
+    cx.app
+        .iam
+        .set_access_key_status(account, user, key, &req.status)
+        .await?;
+    ok()
 }
 
 /// `DELETE /admin/users/{user}/access-keys/{key}`.
 pub(super) async fn delete_access_key(
-    State(app): State<AppState>,
-    Path((user, key)): Path<(String, String)>,
-    request: Request,
-) -> Response {
-    run(app, request, "DeleteAccessKey", |call| async move {
-        let account = call.account()?;
-        call.app
-            .iam
-            .delete_access_key(&account, &user, &key)
-            .await?;
-        call.audit(
-            "admin:DeleteAccessKey",
-            &format!("{}/{key}", call.app.iam.user_arn(&account, &user)),
-        );
-        ok()
-    })
-    .await
+    cx: &Context<'_>,
+    account: &str,
+    user: &str,
+    key: &str,
+) -> Result<Response, AdminError> {
+    cx.app.iam.delete_access_key(account, user, key).await?;
+    ok()
 }
 
-/// `GET /admin/users/{user}/policies`.
-pub(super) async fn list_user_policies(
-    State(app): State<AppState>,
-    Path(user): Path<String>,
-    request: Request,
-) -> Response {
-    list_policies(app, request, IdentityKind::User, user).await
-}
-
-/// `GET /admin/roles/{role}/policies`.
-pub(super) async fn list_role_policies(
-    State(app): State<AppState>,
-    Path(role): Path<String>,
-    request: Request,
-) -> Response {
-    list_policies(app, request, IdentityKind::Role, role).await
-}
-
-/// `PUT /admin/users/{user}/policies/{policy}` (body: the policy document).
-pub(super) async fn put_user_policy(
-    State(app): State<AppState>,
-    Path((user, policy)): Path<(String, String)>,
-    request: Request,
-) -> Response {
-    put_policy(app, request, IdentityKind::User, user, policy).await
-}
-
-/// `PUT /admin/roles/{role}/policies/{policy}`.
-pub(super) async fn put_role_policy(
-    State(app): State<AppState>,
-    Path((role, policy)): Path<(String, String)>,
-    request: Request,
-) -> Response {
-    put_policy(app, request, IdentityKind::Role, role, policy).await
-}
-
-/// `GET /admin/users/{user}/policies/{policy}`: the document as stored.
-pub(super) async fn get_user_policy(
-    State(app): State<AppState>,
-    Path((user, policy)): Path<(String, String)>,
-    request: Request,
-) -> Response {
-    get_policy(app, request, IdentityKind::User, user, policy).await
-}
-
-/// `GET /admin/roles/{role}/policies/{policy}`.
-pub(super) async fn get_role_policy(
-    State(app): State<AppState>,
-    Path((role, policy)): Path<(String, String)>,
-    request: Request,
-) -> Response {
-    get_policy(app, request, IdentityKind::Role, role, policy).await
-}
-
-/// `DELETE /admin/users/{user}/policies/{policy}`.
-pub(super) async fn delete_user_policy(
-    State(app): State<AppState>,
-    Path((user, policy)): Path<(String, String)>,
-    request: Request,
-) -> Response {
-    delete_policy(app, request, IdentityKind::User, user, policy).await
-}
-
-/// `DELETE /admin/roles/{role}/policies/{policy}`.
-pub(super) async fn delete_role_policy(
-    State(app): State<AppState>,
-    Path((role, policy)): Path<(String, String)>,
-    request: Request,
-) -> Response {
-    delete_policy(app, request, IdentityKind::Role, role, policy).await
-}
-
-fn identity_arn(call: &AdminCall, account: &str, kind: IdentityKind, name: &str) -> String {
-    match kind {
-        IdentityKind::User => call.app.iam.user_arn(account, name),
-        IdentityKind::Role => call.app.iam.role_arn(account, name),
-    }
-}
-
-async fn list_policies(
-    app: AppState,
-    request: Request,
+/// `GET /admin/{users|roles}/{name}/policies`.
+pub(super) async fn list_policies(
+    cx: &Context<'_>,
+    account: &str,
     kind: IdentityKind,
-    name: String,
-) -> Response {
-    run(app, request, "ListPolicies", |call| async move {
-        let account = call.account()?;
-        let policies = call
-            .app
-            .iam
-            .identity_policies(&account, kind, &name)
-            .await?;
-        json(&ListPoliciesResponse {
-            policy_names: policies.into_iter().map(|(n, _)| n).collect(),
-        })
+    name: &str,
+) -> Result<Response, AdminError> {
+    let policies = cx.app.iam.identity_policies(account, kind, name).await?;
+    json(&ListPoliciesResponse {
+        policy_names: policies.into_iter().map(|(n, _)| n).collect(),
     })
-    .await
 }
 
-async fn put_policy(
-    app: AppState,
-    request: Request,
+/// `PUT /admin/{users|roles}/{name}/policies/{policy}` (body: the policy document).
+pub(super) async fn put_policy(
+    cx: &Context<'_>,
+    account: &str,
     kind: IdentityKind,
-    name: String,
-    policy: String,
-) -> Response {
-    run(app, request, "PutPolicy", |call| async move {
-        let account = call.account()?;
-        let policy_name = PolicyName::parse(&policy)?;
-        let document = call.text()?;
-        call.app
-            .iam
-            .put_identity_policy(&account, kind, &name, &policy_name, document)
-            .await?;
-        call.audit(
-            "admin:PutPolicy",
-            &format!(
-                "{}/policy/{policy}",
-                identity_arn(&call, &account, kind, &name)
-            ),
-        );
-        ok()
-    })
-    .await
+    name: &str,
+    policy: &str,
+    document: &str,
+) -> Result<Response, AdminError> {
+    let policy_name = PolicyName::parse(policy)?;
+    cx.app
+        .iam
+        .put_identity_policy(account, kind, name, &policy_name, document)
+        .await?;
+    ok()
 }
 
-async fn get_policy(
-    app: AppState,
-    request: Request,
+/// `GET /admin/{users|roles}/{name}/policies/{policy}`: the document as stored.
+pub(super) async fn get_policy(
+    cx: &Context<'_>,
+    account: &str,
     kind: IdentityKind,
-    name: String,
-    policy: String,
-) -> Response {
-    run(app, request, "GetPolicy", |call| async move {
-        let account = call.account()?;
-        let document = call
-            .app
-            .iam
-            .identity_policy(&account, kind, &name, &policy)
-            .await?;
-        Ok(json_bytes(document.into_bytes()))
-    })
-    .await
+    name: &str,
+    policy: &str,
+) -> Result<Response, AdminError> {
+    let document = cx
+        .app
+        .iam
+        .identity_policy(account, kind, name, policy)
+        .await?;
+    Ok(json_bytes(document.into_bytes()))
 }
 
-async fn delete_policy(
-    app: AppState,
-    request: Request,
+/// `DELETE /admin/{users|roles}/{name}/policies/{policy}`.
+pub(super) async fn delete_policy(
+    cx: &Context<'_>,
+    account: &str,
     kind: IdentityKind,
-    name: String,
-    policy: String,
-) -> Response {
-    run(app, request, "DeletePolicy", |call| async move {
-        let account = call.account()?;
-        call.app
-            .iam
-            .delete_identity_policy(&account, kind, &name, &policy)
-            .await?;
-        call.audit(
-            "admin:DeletePolicy",
-            &format!(
-                "{}/policy/{policy}",
-                identity_arn(&call, &account, kind, &name)
-            ),
-        );
-        ok()
-    })
-    .await
+    name: &str,
+    policy: &str,
+) -> Result<Response, AdminError> {
+    cx.app
+        .iam
+        .delete_identity_policy(account, kind, name, policy)
+        .await?;
+    ok()
 }

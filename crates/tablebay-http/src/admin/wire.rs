@@ -106,3 +106,41 @@ pub(crate) struct UpdateAccessKeyRequest {
 pub(crate) struct ListPoliciesResponse {
     pub policy_names: Vec<String>,
 }
+
+/// `POST /admin/maintenance/run`.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct RunMaintenanceRequest {
+    pub table_arn: String,
+    #[serde(rename = "type")]
+    pub job_type: String,
+}
+
+/// One maintenance run record.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RunResponse {
+    pub run_id: String,
+    pub job_id: String,
+    pub table_arn: String,
+    #[serde(rename = "type")]
+    pub job_type: &'static str,
+    pub trigger: String,
+    pub worker: String,
+    pub outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub files_in: u64,
+    pub bytes_in: u64,
+    pub files_out: u64,
+    pub bytes_out: u64,
+    pub details: std::collections::BTreeMap<String, u64>,
+    pub started_at: String,
+    pub duration_ms: u64,
+}
+
+/// `GET /admin/maintenance/runs`.
+#[derive(Serialize, Debug)]
+pub(crate) struct ListRunsResponse {
+    pub runs: Vec<RunResponse>,
+}

@@ -95,7 +95,7 @@ impl From<IamError> for ControlPlaneError {
 }
 
 /// The control plane's (and admin's) answer to a failed authentication.
-pub(crate) fn auth_error(e: AuthError) -> ControlPlaneError {
+fn auth_error(e: AuthError) -> ControlPlaneError {
     ControlPlaneError::Forbidden(match e {
         AuthError::Missing => "Missing Authentication Token".to_string(),
         AuthError::UnknownAccessKey => "The security token included in the request is invalid.".to_string(),

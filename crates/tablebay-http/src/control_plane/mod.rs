@@ -17,6 +17,4 @@ mod tagging;
 mod wire;
 
 pub(crate) use dispatch::handle;
-pub(crate) use error::{ControlPlaneError, auth_error};
-pub(crate) use request::json;
 pub(crate) use wire::timestamp;

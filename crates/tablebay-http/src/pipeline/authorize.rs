@@ -2,7 +2,7 @@
 //! authorization function (`tablebay_iam::Iam::authorize_all`) with the request's full context, in order; the
 //! first denial ends the request.
 
-use tablebay_iam::{IamError, Resource};
+use tablebay_iam::{AdminScope, IamError, Resource};
 use tablebay_policy::Action;
 
 use super::Context;
@@ -14,6 +14,13 @@ pub(crate) enum Need {
     Actions(Vec<Action>, Resource),
     /// Only the root of the resource's own account may (operations that have no IAM action of their own).
     Owner(Resource),
+    /// The resource must belong to the caller's own account (whatever the policies say).
+    OwnAccount(Resource),
+    /// Administration (the admin API): of `scope`, acting on what `resource` names (for the audit trail).
+    Admin {
+        scope: AdminScope,
+        resource: String,
+    },
 }
 
 impl Need {
@@ -41,6 +48,23 @@ pub(super) async fn authorize(
                 cx.app
                     .iam
                     .authorize_owner(&cx.principal, operation, resource, &cx.access)?;
+            }
+            Need::OwnAccount(resource) => {
+                cx.app.iam.authorize_own_account(
+                    &cx.principal,
+                    operation,
+                    resource,
+                    &cx.access,
+                )?;
+            }
+            Need::Admin { scope, resource } => {
+                cx.app.iam.authorize_admin(
+                    &cx.principal,
+                    &format!("admin:{operation}"),
+                    scope,
+                    resource,
+                    &cx.access,
+                )?;
             }
         }
     }

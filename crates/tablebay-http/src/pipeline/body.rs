@@ -64,6 +64,7 @@ pub(super) async fn read(
 ) -> Result<Bytes, PipelineError> {
     let declared = declared_length(&body);
     if declared.is_some_and(|length| length > limit) {
+        drain(body).await;
         return Err(PipelineError::BodyTooLarge { limit });
     }
     let _reserved = match budget {
@@ -93,12 +94,34 @@ async fn collect(mut body: axum::body::Body, limit: usize) -> Result<Bytes, Pipe
         let frame = frame.map_err(|e| PipelineError::BodyUnreadable(e.to_string()))?;
         if let Ok(data) = frame.into_data() {
             if out.len().saturating_add(data.len()) > limit {
+                drain(body).await;
                 return Err(PipelineError::BodyTooLarge { limit });
             }
             out.extend_from_slice(&data);
         }
     }
     Ok(out.freeze())
+}
+
+/// How much of a refused body is read and dropped, so that a client still writing it (most send no
+/// `Expect: 100-continue`) reads the answer instead of a reset connection; more is cut off.
+const DRAIN_LIMIT: usize = 1024 * 1024;
+const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Reads and drops the rest of a refused body, up to [`DRAIN_LIMIT`] bytes and [`DRAIN_DEADLINE`].
+async fn drain(mut body: axum::body::Body) {
+    let discard = async {
+        let mut seen = 0usize;
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Ok(data) = frame.into_data() {
+                seen = seen.saturating_add(data.len());
+                if seen > DRAIN_LIMIT {
+                    return;
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_DEADLINE, discard).await;
 }
 
 /// A request body whose reading is settled: the bytes a verified signature covers (for Java's Latin-1 bodies,

@@ -222,31 +222,31 @@ async fn admin_errors_are_json_and_change_nothing() {
     );
     let foreign = table.replace(ACCOUNT, "999988887777");
     for (body, status, kind) in [
-        (json!({"tableArn": table}), 400, "BadRequestException"),
+        (json!({"tableArn": table}), 400, "BadRequest"),
         (
             json!({"tableArn": table, "type": "icebergVacuum"}),
             400,
-            "BadRequestException",
+            "BadRequest",
         ),
         (
             json!({"tableArn": table, "type": "icebergCompaction", "extra": 1}),
             400,
-            "BadRequestException",
+            "BadRequest",
         ),
         (
             json!({"tableArn": "arn:aws:s3tables:us-east-1:1:bucket", "type": "icebergCompaction"}),
             400,
-            "BadRequestException",
+            "BadRequest",
         ),
         (
             json!({"tableArn": missing, "type": "icebergSnapshotManagement"}),
             404,
-            "NotFoundException",
+            "NotFound",
         ),
         (
             json!({"tableArn": foreign, "type": "icebergSnapshotManagement"}),
             403,
-            "AccessDeniedException",
+            "AccessDenied",
         ),
     ] {
         let response = server
