@@ -8,12 +8,13 @@ use std::time::Instant;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, StatusCode};
+use http::{HeaderValue, Method, StatusCode};
 use s3s::config::{S3Config, StaticConfigProvider};
 use s3s::service::{S3Service, S3ServiceBuilder};
 use tower::ServiceExt;
 
 use super::auth::{KeyStore, TableAccess, TableHost, check_scope};
+use super::chunked::require_final_chunk;
 use super::service::DataPlane;
 use crate::state::AppState;
 
@@ -93,13 +94,16 @@ async fn handle(
         .headers()
         .get(http::header::EXPECT)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if matches!(method, Method::GET | Method::HEAD) {
+        ignore_unusable_range(request.headers_mut());
+    }
     let scope = check_scope(
         request.headers(),
         request.uri().query(),
         &app.catalog.config().region,
     );
     let outcome = match scope {
-        Ok(()) => service.oneshot(request).await,
+        Ok(()) => service.oneshot(require_final_chunk(request)).await,
         Err(mut err) => {
             err.set_request_id(context.request_id.to_string());
             err.to_http_response()
@@ -150,6 +154,24 @@ async fn handle(
         "request"
     );
     response
+}
+
+/// S3 answers 200 with the whole object when the `Range` header is not one byte range it can use: an invalid
+/// range (`bytes=9-5`), several ranges (`bytes=0-1,3-4`), another unit, or several `Range` headers. RFC 9110
+/// §14.2 lets a server ignore such a header; s3s would answer 400 instead, so it is removed here. A valid range
+/// that starts past the end stays, and is 416 `InvalidRange`.
+fn ignore_unusable_range(headers: &mut http::HeaderMap) {
+    let mut values = headers.get_all(http::header::RANGE).iter();
+    let usable = match (values.next(), values.next()) {
+        (Some(value), None) => value
+            .to_str()
+            .is_ok_and(|text| s3s::dto::Range::parse(text).is_ok()),
+        (None, _) => return,
+        (Some(_), Some(_)) => false,
+    };
+    if !usable {
+        headers.remove(http::header::RANGE);
+    }
 }
 
 /// The listener end to end in-process: SigV4 through s3s, the access check, the object service over a temporary
