@@ -318,6 +318,16 @@ impl S3Auth for KeyStore {
     }
 }
 
+/// The outcome of an access check, carried into a second run of the same request that s3s sees as anonymous
+/// (`range.rs`: the run without a `Range` header S3 ignores). Only the server inserts it into a request's
+/// extensions; nothing from the wire can.
+#[derive(Clone, Debug)]
+pub(crate) struct PreAuthorized {
+    /// The operation it was granted for; another operation is not covered.
+    operation: &'static str,
+    context: S3Context,
+}
+
 /// The per-request access check: session token, principal, bucket → table, action, [`authorize`].
 pub(crate) struct TableAccess {
     pub catalog: Catalog,
@@ -333,6 +343,12 @@ impl S3Access for TableAccess {
             request.set_operation(operation);
         }
         let Some(credentials) = cx.credentials() else {
+            if let Some(pre) = cx.extensions_mut().remove::<PreAuthorized>()
+                && pre.operation == operation
+            {
+                cx.extensions_mut().insert(pre.context);
+                return Ok(());
+            }
             return Err(S3Error::with_message(
                 S3ErrorCode::AccessDenied,
                 "Anonymous access is not allowed",
@@ -379,12 +395,19 @@ impl S3Access for TableAccess {
             }
             _ => None,
         };
-        cx.extensions_mut().insert(S3Context {
+        let context = S3Context {
             principal,
             table,
             iam: self.iam.clone(),
             access,
-        });
+        };
+        if let Some(request) = &request {
+            request.set_authorized(PreAuthorized {
+                operation,
+                context: context.clone(),
+            });
+        }
+        cx.extensions_mut().insert(context);
         Ok(())
     }
 }

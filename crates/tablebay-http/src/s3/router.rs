@@ -8,13 +8,14 @@ use std::time::Instant;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, Method, StatusCode};
+use http::{HeaderValue, StatusCode};
 use s3s::config::{S3Config, StaticConfigProvider};
 use s3s::service::{S3Service, S3ServiceBuilder};
 use tower::ServiceExt;
 
-use super::auth::{KeyStore, TableAccess, TableHost, check_scope};
+use super::auth::{KeyStore, PreAuthorized, TableAccess, TableHost, check_scope};
 use super::chunked::require_final_chunk;
+use super::range;
 use super::service::DataPlane;
 use crate::state::AppState;
 
@@ -22,13 +23,15 @@ use crate::state::AppState;
 /// keys of 1 KiB about 1.1 MB).
 const MAX_XML_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// Per-request facts the wrapper logs, filled in by the access check: the operation and the principal. Cloned
-/// into the request's extensions; the clones share one slot.
+/// Per-request facts the wrapper uses, filled in by the access check: the operation and the principal (for the
+/// log line), and the authorization granted (for a second run, `range.rs`). Cloned into the request's
+/// extensions; the clones share one slot.
 #[derive(Clone, Debug)]
 pub(crate) struct RequestContext {
     /// The id in `x-amz-request-id` and in error bodies.
     pub request_id: Arc<str>,
     seen: Arc<Mutex<(&'static str, String)>>,
+    authorized: Arc<Mutex<Option<PreAuthorized>>>,
 }
 
 impl RequestContext {
@@ -36,7 +39,20 @@ impl RequestContext {
         Self {
             request_id: Arc::from(uuid::Uuid::new_v4().simple().to_string().to_uppercase()),
             seen: Arc::new(Mutex::new(("unknown", "-".to_string()))),
+            authorized: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// Records that the access check authorized the request.
+    pub(crate) fn set_authorized(&self, authorized: PreAuthorized) {
+        if let Ok(mut slot) = self.authorized.lock() {
+            *slot = Some(authorized);
+        }
+    }
+
+    /// The authorization the access check granted, if it did.
+    fn authorized(&self) -> Option<PreAuthorized> {
+        self.authorized.lock().ok().and_then(|slot| slot.clone())
     }
 
     pub(crate) fn set_operation(&self, operation: &'static str) {
@@ -94,16 +110,13 @@ async fn handle(
         .headers()
         .get(http::header::EXPECT)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
-    if matches!(method, Method::GET | Method::HEAD) {
-        ignore_unusable_range(request.headers_mut());
-    }
     let scope = check_scope(
         request.headers(),
         request.uri().query(),
         &app.catalog.config().region,
     );
     let outcome = match scope {
-        Ok(()) => service.oneshot(require_final_chunk(request)).await,
+        Ok(()) => dispatch(&service, request, &context).await,
         Err(mut err) => {
             err.set_request_id(context.request_id.to_string());
             err.to_http_response()
@@ -156,21 +169,26 @@ async fn handle(
     response
 }
 
-/// S3 answers 200 with the whole object when the `Range` header is not one byte range it can use: an invalid
-/// range (`bytes=9-5`), several ranges (`bytes=0-1,3-4`), another unit, or several `Range` headers. RFC 9110
-/// §14.2 lets a server ignore such a header; s3s would answer 400 instead, so it is removed here. A valid range
-/// that starts past the end stays, and is 416 `InvalidRange`.
-fn ignore_unusable_range(headers: &mut http::HeaderMap) {
-    let mut values = headers.get_all(http::header::RANGE).iter();
-    let usable = match (values.next(), values.next()) {
-        (Some(value), None) => value
-            .to_str()
-            .is_ok_and(|text| s3s::dto::Range::parse(text).is_ok()),
-        (None, _) => return,
-        (Some(_), Some(_)) => false,
-    };
-    if !usable {
-        headers.remove(http::header::RANGE);
+/// Runs the request through s3s. A GET or HEAD with a `Range` header S3 ignores runs twice (`range.rs`): s3s
+/// verifies the signature, which covers the header, and the access check authorizes the request before s3s
+/// refuses the header with 400; the second run, without the header and carrying that authorization, serves the
+/// whole object. A request the first run did not authorize keeps the first run's answer.
+async fn dispatch(
+    service: &S3Service,
+    request: Request,
+    context: &RequestContext,
+) -> Result<http::Response<s3s::Body>, s3s::HttpError> {
+    if !range::is_ignored(&request) {
+        return service.clone().oneshot(require_final_chunk(request)).await;
+    }
+    let mut second = range::second_pass(&request);
+    let first = service.clone().oneshot(request).await?;
+    match context.authorized() {
+        Some(authorized) if first.status() == StatusCode::BAD_REQUEST => {
+            second.extensions_mut().insert(authorized);
+            service.clone().oneshot(second).await
+        }
+        _ => Ok(first),
     }
 }
 
@@ -351,6 +369,39 @@ mod tests {
             text.contains("<Code>NoSuchKey</Code>") && text.contains("<RequestId>"),
             "{text}"
         );
+    }
+
+    #[tokio::test]
+    async fn ranges_s3_ignores_get_the_whole_object() {
+        let f = fixture().await;
+        let path = format!("/{}/r", f.bucket);
+        let (status, _, _) = send(
+            &f.router,
+            request(Method::PUT, &path, b"0123456789", &[], SECRET),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        for range in ["bytes=9-5", "bytes=0-1,3-4"] {
+            for method in [Method::GET, Method::HEAD] {
+                let signed = request(method.clone(), &path, b"", &[("range", range)], SECRET);
+                let (status, headers, body) = send(&f.router, signed).await;
+                assert_eq!(status, StatusCode::OK, "{method} {range}");
+                assert_eq!(headers["content-length"], "10", "{method} {range}");
+                assert!(!headers.contains_key("content-range"), "{range}");
+                if method == Method::GET {
+                    assert_eq!(body, b"0123456789");
+                }
+            }
+            // The signature still counts: a wrong one is refused, not served by a second run.
+            let forged = request(Method::GET, &path, b"", &[("range", range)], "wrong");
+            let (status, _, body) = send(&f.router, forged).await;
+            assert_eq!(status, StatusCode::FORBIDDEN);
+            assert!(!body.windows(10).any(|w| w == b"0123456789"));
+        }
+        let past = request(Method::GET, &path, b"", &[("range", "bytes=10-")], SECRET);
+        let (status, _, body) = send(&f.router, past).await;
+        assert_eq!(status, StatusCode::RANGE_NOT_SATISFIABLE);
+        assert!(String::from_utf8_lossy(&body).contains("<Code>InvalidRange</Code>"));
     }
 
     #[tokio::test]
