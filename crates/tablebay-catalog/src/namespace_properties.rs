@@ -123,13 +123,23 @@ mod tests {
             props(&[(&long_key, "x")]),
             props(&[("k", &long_value)]),
         ] {
-            assert!(matches!(check_properties(&bad), Err(CatalogError::Invalid(_))));
+            assert!(matches!(
+                check_properties(&bad),
+                Err(CatalogError::Invalid(_))
+            ));
         }
         let many: BTreeMap<String, String> = (0..=MAX_NAMESPACE_PROPERTIES)
             .map(|i| (format!("k{i}"), String::new()))
             .collect();
-        assert!(matches!(check_properties(&many), Err(CatalogError::Invalid(_))));
-        let big: BTreeMap<String, String> = (0..6).map(|i| (format!("k{i}"), value.clone())).collect();
-        assert!(matches!(check_properties(&big), Err(CatalogError::Invalid(_))));
+        assert!(matches!(
+            check_properties(&many),
+            Err(CatalogError::Invalid(_))
+        ));
+        let big: BTreeMap<String, String> =
+            (0..6).map(|i| (format!("k{i}"), value.clone())).collect();
+        assert!(matches!(
+            check_properties(&big),
+            Err(CatalogError::Invalid(_))
+        ));
     }
 }

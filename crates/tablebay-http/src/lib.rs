@@ -30,7 +30,8 @@ pub use state::{AppState, Secret};
 
 /// The text a request body ends with when the listener gives up on a client that stopped sending it
 /// (`--idle-timeout-seconds`); the S3 surface answers it with `RequestTimeout`.
-pub const BODY_TIMEOUT: &str = "RequestTimeout: the client sent no request body data within the idle timeout";
+pub const BODY_TIMEOUT: &str =
+    "RequestTimeout: the client sent no request body data within the idle timeout";
 
 /// The router of the tables listener; `metrics_access` says who may read `/metrics`.
 pub fn tables_router(state: AppState, metrics_access: MetricsAccess) -> Router {

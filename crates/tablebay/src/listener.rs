@@ -151,12 +151,7 @@ pub async fn serve(
             idle_timeout: limits.idle_timeout,
             admitted,
         };
-        tokio::spawn(connection.run(
-            http.clone(),
-            stream,
-            stopped.clone(),
-            open.clone(),
-        ));
+        tokio::spawn(connection.run(http.clone(), stream, stopped.clone(), open.clone()));
     }
     drop(listener);
     let _ = stop.send(true);
@@ -476,7 +471,11 @@ impl WriteTimeout {
         }
     }
 
-    fn check<T>(&mut self, written: Poll<io::Result<T>>, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+    fn check<T>(
+        &mut self,
+        written: Poll<io::Result<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<T>> {
         match written {
             Poll::Ready(result) => {
                 self.stall.progress();
@@ -545,7 +544,8 @@ mod tests {
                       Max processes             63711                63711                processes \n\
                       Max open files            1024                 524288               files     \n";
         assert_eq!(parse_open_file_limit(limits), Some(1024));
-        let unlimited = "Max open files            unlimited            unlimited            files     \n";
+        let unlimited =
+            "Max open files            unlimited            unlimited            files     \n";
         assert_eq!(parse_open_file_limit(unlimited), None);
         assert_eq!(parse_open_file_limit(""), None);
     }
@@ -560,7 +560,14 @@ mod tests {
         let busy = Busy::start(&second.state);
         // `second` has been idle longer but has a request in flight: `first` goes.
         let third = registry.admit(2).unwrap();
-        assert!(!registry.open.lock().unwrap().connections.contains_key(&first.id));
+        assert!(
+            !registry
+                .open
+                .lock()
+                .unwrap()
+                .connections
+                .contains_key(&first.id)
+        );
         // Both remaining are busy: a new connection is refused.
         let _also_busy = Busy::start(&third.state);
         assert!(registry.admit(2).is_none());
@@ -568,6 +575,8 @@ mod tests {
         let fourth = registry.admit(2).unwrap();
         let open = registry.open.lock().unwrap();
         assert!(!open.connections.contains_key(&second.id));
-        assert!(open.connections.contains_key(&third.id) && open.connections.contains_key(&fourth.id));
+        assert!(
+            open.connections.contains_key(&third.id) && open.connections.contains_key(&fourth.id)
+        );
     }
 }

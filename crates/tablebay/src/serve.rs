@@ -101,7 +101,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .await
         .context("sealing the IAM secrets stored before secrets were sealed")?;
     if sealed > 0 {
-        tracing::info!(sealed, "sealed IAM secrets stored in clear by an earlier version");
+        tracing::info!(
+            sealed,
+            "sealed IAM secrets stored in clear by an earlier version"
+        );
     }
     iam.ensure_default_account()
         .await

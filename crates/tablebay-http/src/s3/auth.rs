@@ -530,12 +530,18 @@ mod tests {
             let err = check_scope(headers, query, "us-east-1").unwrap_err();
             assert_eq!(err.code().as_str(), "InvalidRequest");
             assert_eq!(err.status_code(), Some(http::StatusCode::BAD_REQUEST));
-            assert!(err.message().unwrap_or_default().contains("AWS4-HMAC-SHA256"));
+            assert!(
+                err.message()
+                    .unwrap_or_default()
+                    .contains("AWS4-HMAC-SHA256")
+            );
         };
         let mut v2 = http::HeaderMap::new();
         v2.insert(
             http::header::AUTHORIZATION,
-            "AWS AKIDEXAMPLE:qgk2+6Sv9/oM7G3qLEjTH1a1l1g=".parse().unwrap(),
+            "AWS AKIDEXAMPLE:qgk2+6Sv9/oM7G3qLEjTH1a1l1g="
+                .parse()
+                .unwrap(),
         );
         refused(&v2, None);
         let none = http::HeaderMap::new();

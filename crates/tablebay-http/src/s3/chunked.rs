@@ -197,9 +197,11 @@ mod tests {
     #[test]
     fn follows_the_framing() {
         let sig = "a".repeat(64);
-        let complete = format!("5;chunk-signature={sig}\r\nhello\r\n0;chunk-signature={sig}\r\n\r\n");
+        let complete =
+            format!("5;chunk-signature={sig}\r\nhello\r\n0;chunk-signature={sig}\r\n\r\n");
         assert_eq!(framing(complete.as_bytes()), Framing::Done);
-        let unsigned = b"5\r\nhello\r\na\r\n0123456789\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n";
+        let unsigned =
+            b"5\r\nhello\r\na\r\n0123456789\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n";
         assert_eq!(framing(unsigned), Framing::Done);
         // Split anywhere, the same.
         for at in 0..unsigned.len() {

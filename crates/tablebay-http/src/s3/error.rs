@@ -200,7 +200,9 @@ mod tests {
         assert_eq!(code("AwsChunkedStreamError: FormatError"), "InvalidRequest");
         assert_eq!(code("connection reset"), "IncompleteBody");
         assert_eq!(
-            code(&format!("AwsChunkedStreamError: Underlying: {MISSING_FINAL_CHUNK}")),
+            code(&format!(
+                "AwsChunkedStreamError: Underlying: {MISSING_FINAL_CHUNK}"
+            )),
             "IncompleteBody"
         );
         let timeout = s3_error(ObjectError::Body(err(BODY_TIMEOUT)), None);

@@ -31,7 +31,10 @@ pub(crate) fn is_ignored(request: &Request) -> bool {
 /// Query parameters of SigV4 presigned URLs.
 fn is_presign_parameter(pair: &str) -> bool {
     let name = pair.split('=').next().unwrap_or_default();
-    name.len() > 6 && name.get(..6).is_some_and(|p| p.eq_ignore_ascii_case("X-Amz-"))
+    name.len() > 6
+        && name
+            .get(..6)
+            .is_some_and(|p| p.eq_ignore_ascii_case("X-Amz-"))
 }
 
 /// `request` without its `Range` header and without its authentication (the `Authorization` and

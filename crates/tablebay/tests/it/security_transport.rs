@@ -92,12 +92,8 @@ async fn eleven_hundred_idle_connections_do_not_stop_health() {
 
 #[tokio::test]
 async fn slowloris_and_idle_connections_close_after_the_header_timeout() {
-    let server = TestServer::start_with(&[
-        "--arn-flavor",
-        "aws",
-        "--header-read-timeout-seconds",
-        "1",
-    ]);
+    let server =
+        TestServer::start_with(&["--arn-flavor", "aws", "--header-read-timeout-seconds", "1"]);
     for url in [&server.tables_url, &server.s3_url] {
         // Slowloris: a header line every 200 ms, never the blank line that ends the head.
         let slow = TcpStream::connect(addr(url)).await.unwrap();
@@ -118,7 +114,10 @@ async fn slowloris_and_idle_connections_close_after_the_header_timeout() {
         let (after, _) = read_until(&mut reader, None, Duration::from_secs(6))
             .await
             .unwrap_or_else(|| panic!("{url}: a slowloris connection stayed open"));
-        assert!(after >= Duration::from_millis(800), "{url}: closed after {after:?}");
+        assert!(
+            after >= Duration::from_millis(800),
+            "{url}: closed after {after:?}"
+        );
         dribble.abort();
 
         // A connection that never sends anything.
@@ -126,7 +125,10 @@ async fn slowloris_and_idle_connections_close_after_the_header_timeout() {
         let (after, _) = read_until(&mut silent, None, Duration::from_secs(6))
             .await
             .unwrap_or_else(|| panic!("{url}: a silent connection stayed open"));
-        assert!(after >= Duration::from_millis(800), "{url}: closed after {after:?}");
+        assert!(
+            after >= Duration::from_millis(800),
+            "{url}: closed after {after:?}"
+        );
 
         // A kept-alive connection after a complete request: answered, then closed while idle.
         let mut kept = TcpStream::connect(addr(url)).await.unwrap();
@@ -186,7 +188,10 @@ async fn a_stalled_upload_times_out_and_stores_nothing() {
         .expect("a stalled upload got no answer");
     assert!(text.starts_with("HTTP/1.1 400"), "{text}");
     assert_eq!(error_code(&text), Some("RequestTimeout"), "{text}");
-    assert!(after >= Duration::from_millis(800), "answered after {after:?}");
+    assert!(
+        after >= Duration::from_millis(800),
+        "answered after {after:?}"
+    );
     let head = s3(&server, Method::HEAD, &path, b"", &[], SECRET, false).await;
     assert_eq!(head.status(), StatusCode::NOT_FOUND);
 }
@@ -197,21 +202,73 @@ async fn unusable_ranges_get_the_whole_object_and_past_the_end_is_416() {
     let server = TestServer::start();
     let bucket = new_table(&server, "ranges").await;
     let path = format!("/{bucket}/ten");
-    let put = s3(&server, Method::PUT, &path, b"0123456789", &[], SECRET, false).await;
+    let put = s3(
+        &server,
+        Method::PUT,
+        &path,
+        b"0123456789",
+        &[],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(put.status(), StatusCode::OK);
     for range in ["bytes=9-5", "bytes=0-1,3-4", "bytes=abc", "items=0-1"] {
-        let get = s3(&server, Method::GET, &path, b"", &[("range", range)], SECRET, false).await;
+        let get = s3(
+            &server,
+            Method::GET,
+            &path,
+            b"",
+            &[("range", range)],
+            SECRET,
+            false,
+        )
+        .await;
         assert_eq!(get.status(), StatusCode::OK, "{range}");
         assert!(!get.headers().contains_key("content-range"), "{range}");
-        assert_eq!(get.bytes().await.unwrap().as_ref(), b"0123456789", "{range}");
-        let head = s3(&server, Method::HEAD, &path, b"", &[("range", range)], SECRET, false).await;
+        assert_eq!(
+            get.bytes().await.unwrap().as_ref(),
+            b"0123456789",
+            "{range}"
+        );
+        let head = s3(
+            &server,
+            Method::HEAD,
+            &path,
+            b"",
+            &[("range", range)],
+            SECRET,
+            false,
+        )
+        .await;
         assert_eq!(head.status(), StatusCode::OK, "{range}");
         assert_eq!(head.headers()["content-length"], "10", "{range}");
     }
-    let past = s3(&server, Method::GET, &path, b"", &[("range", "bytes=1000-")], SECRET, false).await;
+    let past = s3(
+        &server,
+        Method::GET,
+        &path,
+        b"",
+        &[("range", "bytes=1000-")],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(past.status(), StatusCode::RANGE_NOT_SATISFIABLE);
-    assert_eq!(error_code(&past.text().await.unwrap()), Some("InvalidRange"));
-    let part = s3(&server, Method::GET, &path, b"", &[("range", "bytes=2-4")], SECRET, false).await;
+    assert_eq!(
+        error_code(&past.text().await.unwrap()),
+        Some("InvalidRange")
+    );
+    let part = s3(
+        &server,
+        Method::GET,
+        &path,
+        b"",
+        &[("range", "bytes=2-4")],
+        SECRET,
+        false,
+    )
+    .await;
     assert_eq!(part.status(), StatusCode::PARTIAL_CONTENT);
     assert_eq!(part.headers()["content-range"], "bytes 2-4/10");
     assert_eq!(part.bytes().await.unwrap().as_ref(), b"234");
@@ -239,10 +296,19 @@ async fn oversized_namespace_properties_are_refused_and_change_nothing() {
             } else {
                 serde_json::to_vec(&body).unwrap()
             };
-            let (status, text) =
-                send(server, root, method, Surface::Iceberg, &format!("/iceberg/v1{path}"), &bytes)
-                    .await;
-            (status, serde_json::from_str::<Value>(&text).unwrap_or(Value::Null))
+            let (status, text) = send(
+                server,
+                root,
+                method,
+                Surface::Iceberg,
+                &format!("/iceberg/v1{path}"),
+                &bytes,
+            )
+            .await;
+            (
+                status,
+                serde_json::from_str::<Value>(&text).unwrap_or(Value::Null),
+            )
         }
     };
     let (status, config) = iceberg(
@@ -288,9 +354,25 @@ async fn oversized_namespace_properties_are_refused_and_change_nothing() {
     assert_eq!(loaded["properties"], json!({"owner": "me"}), "{loaded}");
     // The control plane sees the namespace as it was, and no `big`.
     let b = seg(&arn);
-    let (status, _) = send(&server, &root, Method::GET, Surface::Tables, &format!("/namespaces/{b}/ns"), b"").await;
+    let (status, _) = send(
+        &server,
+        &root,
+        Method::GET,
+        Surface::Tables,
+        &format!("/namespaces/{b}/ns"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 200);
-    let (status, _) = send(&server, &root, Method::GET, Surface::Tables, &format!("/namespaces/{b}/big"), b"").await;
+    let (status, _) = send(
+        &server,
+        &root,
+        Method::GET,
+        Surface::Tables,
+        &format!("/namespaces/{b}/big"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 404);
     // Properties within the limits still work, up to the limits.
     let (status, report) = iceberg(
@@ -311,14 +393,30 @@ async fn metrics_can_require_the_instance_root_or_a_token() {
     assert_eq!(anonymous.status(), StatusCode::FORBIDDEN);
     assert!(!anonymous.text().await.unwrap().contains("tablebay_"));
     let root = Creds::root();
-    let (status, text) = send(&server, &root, Method::GET, Surface::Tables, "/metrics", b"").await;
+    let (status, text) = send(
+        &server,
+        &root,
+        Method::GET,
+        Surface::Tables,
+        "/metrics",
+        b"",
+    )
+    .await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("tablebay_"), "{text}");
     let wrong = Creds {
         secret: "not the secret".into(),
         ..Creds::root()
     };
-    let (status, _) = send(&server, &wrong, Method::GET, Surface::Tables, "/metrics", b"").await;
+    let (status, _) = send(
+        &server,
+        &wrong,
+        Method::GET,
+        Surface::Tables,
+        "/metrics",
+        b"",
+    )
+    .await;
     assert_eq!(status, 403);
     // Users, even ones allowed everything, are not the operator.
     let admin = user(
@@ -329,7 +427,15 @@ async fn metrics_can_require_the_instance_root_or_a_token() {
             {"Effect": "Allow", "Action": "s3tables:*", "Resource": "*"}]})),
     )
     .await;
-    let (status, _) = send(&server, &admin, Method::GET, Surface::Tables, "/metrics", b"").await;
+    let (status, _) = send(
+        &server,
+        &admin,
+        Method::GET,
+        Surface::Tables,
+        "/metrics",
+        b"",
+    )
+    .await;
     assert_eq!(status, 403);
     drop(server);
 
@@ -342,7 +448,12 @@ async fn metrics_can_require_the_instance_root_or_a_token() {
         "scrape-me",
     ]);
     let url = format!("{}/metrics", server.tables_url);
-    for auth in [None, Some("Bearer wrong"), Some("Bearer "), Some("scrape-me")] {
+    for auth in [
+        None,
+        Some("Bearer wrong"),
+        Some("Bearer "),
+        Some("scrape-me"),
+    ] {
         let mut request = server.http.get(&url);
         if let Some(auth) = auth {
             request = request.header("authorization", auth);
