@@ -1,6 +1,7 @@
 //! Transport defences of both listeners against the real binary (issue 14: findings 7, the listener half, and
 //! 14): idle connections cannot stop `/health`, slowloris and idle kept-alive connections are closed after the
-//! header read timeout, a stalled upload times out without storing anything, S3's Range rules, the namespace
+//! header read timeout, a stalled upload times out without storing anything and a client that stops reading is
+//! disconnected (the idle timeout), S3's Range rules, the namespace
 //! property limits, and who may read `/metrics`. SigV2 and aws-chunked without its final chunk are covered by
 //! `clients/python/test_s3_security.py` (botocore signs SigV2; the suite's raw signer writes aws-chunked).
 
@@ -151,7 +152,7 @@ async fn slowloris_and_idle_connections_close_after_the_header_timeout() {
 }
 
 #[tokio::test]
-async fn a_stalled_upload_times_out_and_stores_nothing() {
+async fn stalled_uploads_and_downloads_time_out() {
     let server = TestServer::start_with(&["--arn-flavor", "aws", "--idle-timeout-seconds", "1"]);
     let bucket = new_table(&server, "stall").await;
     let path = format!("/{bucket}/stalled");
@@ -194,6 +195,57 @@ async fn a_stalled_upload_times_out_and_stores_nothing() {
     );
     let head = s3(&server, Method::HEAD, &path, b"", &[], SECRET, false).await;
     assert_eq!(head.status(), StatusCode::NOT_FOUND);
+
+    // A client that stops reading a large answer: its connection is closed after the idle timeout, long before
+    // the object is sent (the socket buffers hold a few MiB at most).
+    let big = vec![7u8; 24 << 20];
+    let path = format!("/{bucket}/big");
+    let put = s3(&server, Method::PUT, &path, &big, &[], SECRET, false).await;
+    assert_eq!(put.status(), StatusCode::OK);
+    let (mut parts, ()) = Request::builder()
+        .method(Method::GET)
+        .uri(format!("{}{path}", server.s3_url))
+        .header("x-amz-content-sha256", hex::encode(Sha256::digest(b"")))
+        .body(())
+        .unwrap()
+        .into_parts();
+    tablebay_auth::signer::sign(
+        &mut parts,
+        b"",
+        ACCESS_KEY,
+        SECRET,
+        REGION,
+        "s3",
+        chrono::Utc::now(),
+    )
+    .unwrap();
+    let mut head = format!("GET {path} HTTP/1.1\r\n");
+    for (name, value) in &parts.headers {
+        head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
+    }
+    head.push_str("\r\n");
+    let mut reader = TcpStream::connect(addr(&server.s3_url)).await.unwrap();
+    reader.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut received = 0usize;
+    let mut buf = vec![0u8; 1 << 16];
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => received += n,
+            }
+        }
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the connection of a client that stopped reading stayed open"
+    );
+    assert!(
+        received < big.len(),
+        "the whole object was sent ({received} bytes)"
+    );
 }
 
 // Finding 14: ranges as S3 serves them.
