@@ -1,9 +1,9 @@
 //! Transport defences of both listeners against the real binary (issue 14: findings 7, the listener half, and
 //! 14): idle connections cannot stop `/health`, slowloris and idle kept-alive connections are closed after the
 //! header read timeout, a stalled upload times out without storing anything and a client that stops reading is
-//! disconnected (the idle timeout), S3's Range rules, the namespace
-//! property limits, and who may read `/metrics`. SigV2 and aws-chunked without its final chunk are covered by
-//! `clients/python/test_s3_security.py` (botocore signs SigV2; the suite's raw signer writes aws-chunked).
+//! disconnected (the idle timeout), S3's Range rules, the namespace property limits, and who may read `/metrics`.
+//! SigV2 and aws-chunked without its final chunk are covered by `clients/python/test_s3_security.py` (botocore
+//! signs SigV2; the suite's raw signer writes aws-chunked).
 
 use std::time::{Duration, Instant};
 
