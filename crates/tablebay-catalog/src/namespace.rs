@@ -47,7 +47,7 @@ impl Catalog {
         })
     }
 
-    /// Creates a namespace in the bucket.
+    /// Creates a namespace in the bucket; properties beyond the limits (`namespace_properties.rs`) are `Invalid`.
     pub async fn create_namespace(
         &self,
         bucket: &BucketArn,
@@ -55,6 +55,7 @@ impl Catalog {
         properties: BTreeMap<String, String>,
         created_by: &AccountId,
     ) -> Result<Namespace, CatalogError> {
+        crate::namespace_properties::check_properties(&properties)?;
         let bucket = self.bucket(bucket).await?;
         let record = NamespaceRecord {
             id: Uuid::now_v7(),

@@ -12,6 +12,7 @@ mod authn;
 mod control_plane;
 mod form;
 mod iceberg;
+mod metrics_access;
 mod observe;
 mod pipeline;
 mod s3;
@@ -19,20 +20,32 @@ mod state;
 mod sts;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::response::IntoResponse;
 use axum::routing::{any, get};
 use http::{HeaderValue, StatusCode, header};
 
 pub use iceberg::IcebergSettings;
+pub use metrics_access::MetricsAccess;
 pub use observe::Metrics;
 pub use state::{AppState, Secret};
 
-/// The router of the tables listener.
-pub fn tables_router(state: AppState) -> Router {
+/// The text a request body ends with when the listener gives up on a client that stopped sending it
+/// (`--idle-timeout-seconds`); the S3 surface answers it with `RequestTimeout`.
+pub const BODY_TIMEOUT: &str =
+    "RequestTimeout: the client sent no request body data within the idle timeout";
+
+/// The router of the tables listener; `metrics_access` says who may read `/metrics`.
+pub fn tables_router(state: AppState, metrics_access: MetricsAccess) -> Router {
+    let metrics_access = std::sync::Arc::new(metrics_access);
     Router::new()
         .route("/health", get(health))
-        .route("/metrics", get(metrics))
+        .route(
+            "/metrics",
+            get(move |state: State<AppState>, request: Request| {
+                metrics(state, std::sync::Arc::clone(&metrics_access), request)
+            }),
+        )
         .route("/iceberg/{*path}", any(iceberg::handle))
         .route("/sts", any(sts::handle))
         .route("/sts/", any(sts::handle))
@@ -58,8 +71,15 @@ async fn health() -> impl IntoResponse {
     )
 }
 
-/// `GET /metrics`: Prometheus text format.
-async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+/// `GET /metrics`: Prometheus text format, to whom `access` allows.
+async fn metrics(
+    State(state): State<AppState>,
+    access: std::sync::Arc<MetricsAccess>,
+    request: Request,
+) -> axum::response::Response {
+    if let Err(refusal) = access.check(&state, request).await {
+        return refusal;
+    }
     (
         StatusCode::OK,
         [(
@@ -71,4 +91,5 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
             None => state.metrics.render(),
         },
     )
+        .into_response()
 }

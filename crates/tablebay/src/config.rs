@@ -10,10 +10,12 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde::Deserialize;
 use tablebay_catalog::{AccountId, ArnFlavor};
-use tablebay_http::Secret;
+use tablebay_http::{MetricsAccess, Secret};
 use tablebay_maintenance::MaintenanceConfig;
 use tablebay_store::BlobUrl;
 use tablebay_store::encryption::{LocalKeys, MasterKey};
+
+use crate::listener::ListenerLimits;
 
 /// Flags of `tablebay serve`; each also reads its `TABLEBAY_*` environment variable.
 #[derive(Args, Debug, Default)]
@@ -116,6 +118,25 @@ pub struct ServeArgs {
     /// Name of an environment variable holding the master keys instead of a file (same text format).
     #[arg(long, env = "TABLEBAY_ENCRYPTION_KEY_ENV")]
     encryption_key_env: Option<String>,
+    /// Seconds a client has to send a complete request head, counted from the connection's start or from the
+    /// end of the previous response (so an idle kept-alive connection closes after it too); default 30.
+    #[arg(long, env = "TABLEBAY_HEADER_READ_TIMEOUT_SECONDS")]
+    header_read_timeout_seconds: Option<f64>,
+    /// Seconds the server waits on a client that stopped in the middle of a request: no byte of the request
+    /// body arrives, or a response cannot be written because the client does not read (default 60).
+    #[arg(long, env = "TABLEBAY_IDLE_TIMEOUT_SECONDS")]
+    idle_timeout_seconds: Option<f64>,
+    /// Most open connections per listener (default 4096; lowered to fit the open-file limit). At the limit a
+    /// new connection closes the connection that has been idle longest.
+    #[arg(long, env = "TABLEBAY_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
+    /// Who may read `GET /metrics`: `none` (anyone, the default), `token` (`Authorization: Bearer` with
+    /// --metrics-token) or `sigv4` (requests signed by the instance root).
+    #[arg(long, env = "TABLEBAY_METRICS_AUTH")]
+    metrics_auth: Option<String>,
+    /// The bearer token of `--metrics-auth token`.
+    #[arg(long, env = "TABLEBAY_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
 }
 
 /// The same keys as a config file.
@@ -151,6 +172,11 @@ struct FileConfig {
     maintenance_compaction_quiet_seconds: Option<f64>,
     encryption_key_file: Option<PathBuf>,
     encryption_key_env: Option<String>,
+    header_read_timeout_seconds: Option<f64>,
+    idle_timeout_seconds: Option<f64>,
+    max_connections: Option<usize>,
+    metrics_auth: Option<String>,
+    metrics_token: Option<String>,
 }
 
 /// How log lines are written.
@@ -196,6 +222,10 @@ pub struct Config {
     pub keys: LocalKeys,
     /// Where a key file was generated on this start (then a notice is printed once).
     pub generated_key_at: Option<PathBuf>,
+    /// Timeouts and the connection limit of both listeners.
+    pub limits: ListenerLimits,
+    /// Who may read `/metrics`.
+    pub metrics_access: MetricsAccess,
 }
 
 const DEFAULT_TABLES_ADDR: &str = "127.0.0.1:8181";
@@ -209,6 +239,10 @@ const MAX_KEY_TEXT_BYTES: u64 = 1024 * 1024;
 const DEFAULT_MULTIPART_EXPIRY_HOURS: f64 = 168.0;
 /// Ten years: anything longer is a typo.
 const MAX_MULTIPART_EXPIRY_HOURS: f64 = 24.0 * 365.0 * 10.0;
+/// An hour: the longest header or idle timeout that is not a typo.
+const MAX_LISTENER_TIMEOUT_SECONDS: f64 = 3600.0;
+/// The most connections per listener that can be asked for.
+const MAX_MAX_CONNECTIONS: usize = 1_000_000;
 
 impl Config {
     /// Merges flags/environment with the config file and defaults, and validates everything.
@@ -338,6 +372,16 @@ impl Config {
             args.encryption_key_env.or(file.encryption_key_env),
             &data_dir,
         )?;
+        let limits = listener_limits(
+            args.header_read_timeout_seconds
+                .or(file.header_read_timeout_seconds),
+            args.idle_timeout_seconds.or(file.idle_timeout_seconds),
+            args.max_connections.or(file.max_connections),
+        )?;
+        let metrics_access = metrics_access(
+            args.metrics_auth.or(file.metrics_auth),
+            args.metrics_token.or(file.metrics_token),
+        )?;
         let s3_public_url = args.s3_public_url.or(file.s3_public_url);
         if let Some(url) = &s3_public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
@@ -365,7 +409,58 @@ impl Config {
             sts_min_duration_secs,
             keys,
             generated_key_at,
+            limits,
+            metrics_access,
         })
+    }
+}
+
+/// Validates the listener timeouts and connection limit and fills the defaults.
+fn listener_limits(
+    header_read: Option<f64>,
+    idle: Option<f64>,
+    max_connections: Option<usize>,
+) -> anyhow::Result<ListenerLimits> {
+    let defaults = ListenerLimits::default();
+    let timeout = |value: Option<f64>, default: Duration, name: &str| -> anyhow::Result<Duration> {
+        match value {
+            None => Ok(default),
+            Some(v) if v > 0.0 && v <= MAX_LISTENER_TIMEOUT_SECONDS => {
+                Ok(Duration::from_secs_f64(v))
+            }
+            Some(v) => bail!(
+                "invalid {name} {v} (more than 0, at most {MAX_LISTENER_TIMEOUT_SECONDS} seconds)"
+            ),
+        }
+    };
+    let max_connections = max_connections.unwrap_or(defaults.max_connections);
+    if !(1..=MAX_MAX_CONNECTIONS).contains(&max_connections) {
+        bail!("invalid max connections {max_connections} (1 to {MAX_MAX_CONNECTIONS})");
+    }
+    Ok(ListenerLimits {
+        header_read_timeout: timeout(
+            header_read,
+            defaults.header_read_timeout,
+            "header read timeout",
+        )?,
+        idle_timeout: timeout(idle, defaults.idle_timeout, "idle timeout")?,
+        max_connections,
+    })
+}
+
+/// `--metrics-auth` and its token.
+fn metrics_access(mode: Option<String>, token: Option<String>) -> anyhow::Result<MetricsAccess> {
+    match (mode.as_deref().unwrap_or("none"), token) {
+        ("none", None) => Ok(MetricsAccess::Open),
+        ("sigv4", None) => Ok(MetricsAccess::InstanceRoot),
+        ("token", Some(token)) if !token.trim().is_empty() => {
+            Ok(MetricsAccess::Token(Secret::new(token.trim())))
+        }
+        ("token", _) => bail!("--metrics-auth token needs a non-empty --metrics-token"),
+        ("none" | "sigv4", Some(_)) => {
+            bail!("--metrics-token is only used with --metrics-auth token")
+        }
+        (other, _) => bail!("invalid metrics auth '{other}' (expected none, token or sigv4)"),
     }
 }
 

@@ -4,6 +4,7 @@
 mod admin;
 mod compact;
 mod config;
+mod listener;
 mod maintenance_cli;
 mod serve;
 

@@ -1,12 +1,10 @@
 //! `tablebay serve`: opens the stores, builds the services, binds both listeners, announces them, and serves
-//! until SIGINT/SIGTERM, then drains in-flight requests.
+//! them (`listener.rs`: timeouts and connection limits) until SIGINT/SIGTERM, then drains in-flight requests.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::serve::ListenerExt;
 use tablebay_catalog::{Catalog, CatalogConfig};
 use tablebay_http::AppState;
 use tablebay_iam::{Iam, IamConfig};
@@ -15,6 +13,7 @@ use tablebay_store::{BlobStore, MetaStore};
 use tokio::net::TcpListener;
 
 use crate::config::{Config, LogFormat};
+use crate::listener;
 
 /// Logs go to stderr; stdout carries only the ready lines and the one-time credentials notice. With
 /// `--audit-log`, the audit events (target `tablebay::audit`) are also appended to that file as JSON lines.
@@ -102,7 +101,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .await
         .context("sealing the IAM secrets stored before secrets were sealed")?;
     if sealed > 0 {
-        tracing::info!(sealed, "sealed IAM secrets stored in clear by an earlier version");
+        tracing::info!(
+            sealed,
+            "sealed IAM secrets stored in clear by an earlier version"
+        );
     }
     iam.ensure_default_account()
         .await
@@ -153,27 +155,24 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             shutdown.clone(),
         ));
     }
-    // TCP_NODELAY: a response's headers and body go out as separate writes; with Nagle on, the body waits for
-    // the client's delayed ACK of the headers (40 ms on Linux) whenever the headers did not fill a segment.
-    let tables = tables.tap_io(set_nodelay);
-    let s3 = s3.tap_io(set_nodelay);
-    // Connect info gives authorization the client address (`aws:SourceIp`).
-    let tables_app = tablebay_http::tables_router(state.clone())
-        .into_make_service_with_connect_info::<SocketAddr>();
-    let s3_app =
-        tablebay_http::s3_router(state).into_make_service_with_connect_info::<SocketAddr>();
-    let tables_server =
-        axum::serve(tables, tables_app).with_graceful_shutdown(shutdown.clone().wait());
-    let s3_server = axum::serve(s3, s3_app).with_graceful_shutdown(shutdown.wait());
-    tokio::try_join!(tables_server, s3_server).context("serving")?;
+    let (limits, open_files) = config.limits.fit_open_file_limit();
+    if let Some(open_files) = open_files {
+        tracing::warn!(
+            configured = config.limits.max_connections,
+            max_connections = limits.max_connections,
+            open_files,
+            "lowered the connection limit per listener to fit the open-file limit (raise it with ulimit -n or \
+             systemd's LimitNOFILE)"
+        );
+    }
+    let tables_app = tablebay_http::tables_router(state.clone(), config.metrics_access.clone());
+    let s3_app = tablebay_http::s3_router(state);
+    tokio::join!(
+        listener::serve(tables, tables_app, limits, shutdown.clone().wait()),
+        listener::serve(s3, s3_app, limits, shutdown.wait()),
+    );
     tracing::info!("stopped");
     Ok(())
-}
-
-fn set_nodelay(stream: &mut tokio::net::TcpStream) {
-    if let Err(e) = stream.set_nodelay(true) {
-        tracing::debug!(error = %e, "could not set TCP_NODELAY");
-    }
 }
 
 /// Aborts data-plane multipart uploads older than `max_age`, now and then periodically (every tenth of the age,

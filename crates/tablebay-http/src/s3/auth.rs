@@ -1,7 +1,8 @@
 //! Authentication and authorization of the data plane, and bucket addressing.
 //!
 //! s3s verifies every SigV4 form itself (header, presigned with expiry, signed and unsigned aws-chunked with
-//! trailers) against the secrets [`KeyStore`] looks up through the same IAM service as the tables listener. Then
+//! trailers) against the secrets [`KeyStore`] looks up through the same IAM service as the tables listener;
+//! [`check_scope`] runs first and refuses Signature Version 2, which s3s would accept without a clock. Then
 //! [`TableAccess::check`] runs once per request, before the operation: it checks the session token of temporary
 //! credentials (s3s does not), resolves the bucket to its table, decides the action the operation needs, and asks
 //! the IAM service's one authorization decision ([`authorize`]). The outcome travels to the operation as an
@@ -165,15 +166,43 @@ fn token_error(e: &AuthError) -> S3Error {
 /// Longest validity of a presigned URL: 7 days, as S3.
 const MAX_PRESIGNED_EXPIRY_SECS: u64 = 604_800;
 
-/// Checks what s3s's verifier leaves open in a SigV4 credential scope: the region must be this server's (a
-/// signature for another region is AWS's `AuthorizationHeaderMalformed`), the service `s3` (s3s would answer a
-/// control-plane `s3tables` scope with 501), and a presigned URL may live at most 7 days. Requests without a
-/// SigV4 credential pass (s3s rejects them or treats them as anonymous).
+/// S3's answer to Signature Version 2 in every region opened since 2014.
+fn unsupported_signature() -> S3Error {
+    let mut err = S3Error::with_message(
+        S3ErrorCode::InvalidRequest,
+        "The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.",
+    );
+    err.set_status_code(http::StatusCode::BAD_REQUEST);
+    err
+}
+
+/// Whether a request is signed with Signature Version 2: the `AWS <key>:<signature>` authorization scheme, or
+/// the `AWSAccessKeyId`/`Signature` query of a V2 presigned URL. s3s verifies V2 without any clock (a request
+/// dated 2001 passes, a presigned URL never expires, the body is not signed), so such requests never reach it.
+fn is_sigv2(headers: &http::HeaderMap, query: Option<&str>) -> bool {
+    let header = headers
+        .get_all(http::header::AUTHORIZATION)
+        .iter()
+        .any(|v| v.as_bytes().starts_with(b"AWS "));
+    header
+        || url_pairs(query.unwrap_or_default()).any(|(name, _)| {
+            name.eq_ignore_ascii_case("AWSAccessKeyId") || name.eq_ignore_ascii_case("Signature")
+        })
+}
+
+/// Checks what s3s's verifier leaves open, before it runs: Signature Version 2 is refused as S3 refuses it
+/// (400 `InvalidRequest`); in a SigV4 credential scope the region must be this server's (a signature for
+/// another region is AWS's `AuthorizationHeaderMalformed`), the service `s3` (s3s would answer a control-plane
+/// `s3tables` scope with 501), and a presigned URL may live at most 7 days. Requests without a credential pass
+/// (s3s treats them as anonymous, and the access check refuses those).
 pub(crate) fn check_scope(
     headers: &http::HeaderMap,
     query: Option<&str>,
     region: &str,
 ) -> Result<(), S3Error> {
+    if is_sigv2(headers, query) {
+        return Err(unsupported_signature());
+    }
     let from_header = headers
         .get(http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -289,6 +318,16 @@ impl S3Auth for KeyStore {
     }
 }
 
+/// The outcome of an access check, carried into a second run of the same request that s3s sees as anonymous
+/// (`range.rs`: the run without a `Range` header S3 ignores). Only the server inserts it into a request's
+/// extensions; nothing from the wire can.
+#[derive(Clone, Debug)]
+pub(crate) struct PreAuthorized {
+    /// The operation it was granted for; another operation is not covered.
+    operation: &'static str,
+    context: S3Context,
+}
+
 /// The per-request access check: session token, principal, bucket → table, action, [`authorize`].
 pub(crate) struct TableAccess {
     pub catalog: Catalog,
@@ -304,6 +343,12 @@ impl S3Access for TableAccess {
             request.set_operation(operation);
         }
         let Some(credentials) = cx.credentials() else {
+            if let Some(pre) = cx.extensions_mut().remove::<PreAuthorized>()
+                && pre.operation == operation
+            {
+                cx.extensions_mut().insert(pre.context);
+                return Ok(());
+            }
             return Err(S3Error::with_message(
                 S3ErrorCode::AccessDenied,
                 "Anonymous access is not allowed",
@@ -350,12 +395,19 @@ impl S3Access for TableAccess {
             }
             _ => None,
         };
-        cx.extensions_mut().insert(S3Context {
+        let context = S3Context {
             principal,
             table,
             iam: self.iam.clone(),
             access,
-        });
+        };
+        if let Some(request) = &request {
+            request.set_authorized(PreAuthorized {
+                operation,
+                context: context.clone(),
+            });
+        }
+        cx.extensions_mut().insert(context);
         Ok(())
     }
 }
@@ -470,6 +522,45 @@ mod tests {
             None
         );
         assert_eq!(code(check_scope(&none, None, "us-east-1")), None);
+    }
+
+    #[test]
+    fn signature_version_2_is_refused() {
+        let refused = |headers: &http::HeaderMap, query: Option<&str>| {
+            let err = check_scope(headers, query, "us-east-1").unwrap_err();
+            assert_eq!(err.code().as_str(), "InvalidRequest");
+            assert_eq!(err.status_code(), Some(http::StatusCode::BAD_REQUEST));
+            assert!(
+                err.message()
+                    .unwrap_or_default()
+                    .contains("AWS4-HMAC-SHA256")
+            );
+        };
+        let mut v2 = http::HeaderMap::new();
+        v2.insert(
+            http::header::AUTHORIZATION,
+            "AWS AKIDEXAMPLE:qgk2+6Sv9/oM7G3qLEjTH1a1l1g="
+                .parse()
+                .unwrap(),
+        );
+        refused(&v2, None);
+        let none = http::HeaderMap::new();
+        refused(
+            &none,
+            Some("AWSAccessKeyId=AK&Expires=1700000000&Signature=abc%3D"),
+        );
+        refused(&none, Some("Signature=abc"));
+        refused(&none, Some("awsaccesskeyid=AK"));
+        // A V2 URL with a SigV4 header is still V2 to s3s (it checks V2 first).
+        let mut both = http::HeaderMap::new();
+        both.insert(
+            http::header::AUTHORIZATION,
+            "AWS4-HMAC-SHA256 Credential=AK/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=ab"
+                .parse()
+                .unwrap(),
+        );
+        refused(&both, Some("Signature=abc"));
+        assert!(check_scope(&both, Some("X-Amz-Signature=abc"), "us-east-1").is_ok());
     }
 
     #[test]

@@ -6,7 +6,9 @@ use http::StatusCode;
 use s3s::{S3Error, S3ErrorCode};
 use tablebay_catalog::ObjectError;
 
+use super::chunked::MISSING_FINAL_CHUNK;
 use super::router::RequestContext;
+use crate::BODY_TIMEOUT;
 
 /// `ObjectError` → `S3Error`, with the request's id.
 pub(crate) fn s3_error(err: ObjectError, request: Option<&RequestContext>) -> S3Error {
@@ -83,9 +85,11 @@ fn err_chain(message: &str, source: Option<&dyn std::error::Error>) -> String {
     out
 }
 
-/// A failure while reading the request body. s3s keeps its body error types private, so they are told apart by
-/// their messages here, in this one place: a payload that does not match the signed `x-amz-content-sha256`, a
-/// bad aws-chunked chunk signature, a malformed chunk, or a body that ended early (a client that went away).
+/// A failure while reading the request body. s3s keeps its body error types private (and drops the source of
+/// the errors it wraps), so they are told apart by their messages here, in this one place: a payload that does
+/// not match the signed `x-amz-content-sha256`, a bad aws-chunked chunk signature, an aws-chunked body without
+/// its final chunk, a client that stopped sending (the listener's body timeout), a malformed chunk, or a body
+/// that ended early (a client that went away).
 fn body_error(source: &(dyn std::error::Error + Send + Sync + 'static)) -> S3Error {
     let text = err_chain("", Some(source));
     if text.contains("Sha256Mismatch") {
@@ -102,6 +106,18 @@ fn body_error(source: &(dyn std::error::Error + Send + Sync + 'static)) -> S3Err
             S3ErrorCode::SignatureDoesNotMatch,
             "The request signature we calculated does not match the signature you provided.",
         )
+    } else if text.contains(MISSING_FINAL_CHUNK) {
+        S3Error::with_message(
+            S3ErrorCode::IncompleteBody,
+            "The aws-chunked request body ended without its final zero-length chunk.",
+        )
+    } else if text.contains(BODY_TIMEOUT) {
+        let mut err = S3Error::with_message(
+            S3ErrorCode::RequestTimeout,
+            "Your socket connection to the server was not read from or written to within the timeout period.",
+        );
+        err.set_status_code(StatusCode::BAD_REQUEST);
+        err
     } else if text.contains("FormatError") || text.contains("TooLarge") || text.contains("TooMany")
     {
         S3Error::with_message(
@@ -183,5 +199,14 @@ mod tests {
         );
         assert_eq!(code("AwsChunkedStreamError: FormatError"), "InvalidRequest");
         assert_eq!(code("connection reset"), "IncompleteBody");
+        assert_eq!(
+            code(&format!(
+                "AwsChunkedStreamError: Underlying: {MISSING_FINAL_CHUNK}"
+            )),
+            "IncompleteBody"
+        );
+        let timeout = s3_error(ObjectError::Body(err(BODY_TIMEOUT)), None);
+        assert_eq!(timeout.code().as_str(), "RequestTimeout");
+        assert_eq!(timeout.status_code(), Some(StatusCode::BAD_REQUEST));
     }
 }

@@ -13,7 +13,9 @@ use s3s::config::{S3Config, StaticConfigProvider};
 use s3s::service::{S3Service, S3ServiceBuilder};
 use tower::ServiceExt;
 
-use super::auth::{KeyStore, TableAccess, TableHost, check_scope};
+use super::auth::{KeyStore, PreAuthorized, TableAccess, TableHost, check_scope};
+use super::chunked::require_final_chunk;
+use super::range;
 use super::service::DataPlane;
 use crate::state::AppState;
 
@@ -21,13 +23,15 @@ use crate::state::AppState;
 /// keys of 1 KiB about 1.1 MB).
 const MAX_XML_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// Per-request facts the wrapper logs, filled in by the access check: the operation and the principal. Cloned
-/// into the request's extensions; the clones share one slot.
+/// Per-request facts the wrapper uses, filled in by the access check: the operation and the principal (for the
+/// log line), and the authorization granted (for a second run, `range.rs`). Cloned into the request's
+/// extensions; the clones share one slot.
 #[derive(Clone, Debug)]
 pub(crate) struct RequestContext {
     /// The id in `x-amz-request-id` and in error bodies.
     pub request_id: Arc<str>,
     seen: Arc<Mutex<(&'static str, String)>>,
+    authorized: Arc<Mutex<Option<PreAuthorized>>>,
 }
 
 impl RequestContext {
@@ -35,7 +39,20 @@ impl RequestContext {
         Self {
             request_id: Arc::from(uuid::Uuid::new_v4().simple().to_string().to_uppercase()),
             seen: Arc::new(Mutex::new(("unknown", "-".to_string()))),
+            authorized: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// Records that the access check authorized the request.
+    pub(crate) fn set_authorized(&self, authorized: PreAuthorized) {
+        if let Ok(mut slot) = self.authorized.lock() {
+            *slot = Some(authorized);
+        }
+    }
+
+    /// The authorization the access check granted, if it did.
+    fn authorized(&self) -> Option<PreAuthorized> {
+        self.authorized.lock().ok().and_then(|slot| slot.clone())
     }
 
     pub(crate) fn set_operation(&self, operation: &'static str) {
@@ -99,7 +116,7 @@ async fn handle(
         &app.catalog.config().region,
     );
     let outcome = match scope {
-        Ok(()) => service.oneshot(request).await,
+        Ok(()) => dispatch(&service, request, &context).await,
         Err(mut err) => {
             err.set_request_id(context.request_id.to_string());
             err.to_http_response()
@@ -150,6 +167,29 @@ async fn handle(
         "request"
     );
     response
+}
+
+/// Runs the request through s3s. A GET or HEAD with a `Range` header S3 ignores runs twice (`range.rs`): s3s
+/// verifies the signature, which covers the header, and the access check authorizes the request before s3s
+/// refuses the header with 400; the second run, without the header and carrying that authorization, serves the
+/// whole object. A request the first run did not authorize keeps the first run's answer.
+async fn dispatch(
+    service: &S3Service,
+    request: Request,
+    context: &RequestContext,
+) -> Result<http::Response<s3s::Body>, s3s::HttpError> {
+    if !range::is_ignored(&request) {
+        return service.clone().oneshot(require_final_chunk(request)).await;
+    }
+    let mut second = range::second_pass(&request);
+    let first = service.clone().oneshot(request).await?;
+    match context.authorized() {
+        Some(authorized) if first.status() == StatusCode::BAD_REQUEST => {
+            second.extensions_mut().insert(authorized);
+            service.clone().oneshot(second).await
+        }
+        _ => Ok(first),
+    }
 }
 
 /// The listener end to end in-process: SigV4 through s3s, the access check, the object service over a temporary
@@ -329,6 +369,39 @@ mod tests {
             text.contains("<Code>NoSuchKey</Code>") && text.contains("<RequestId>"),
             "{text}"
         );
+    }
+
+    #[tokio::test]
+    async fn ranges_s3_ignores_get_the_whole_object() {
+        let f = fixture().await;
+        let path = format!("/{}/r", f.bucket);
+        let (status, _, _) = send(
+            &f.router,
+            request(Method::PUT, &path, b"0123456789", &[], SECRET),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        for range in ["bytes=9-5", "bytes=0-1,3-4"] {
+            for method in [Method::GET, Method::HEAD] {
+                let signed = request(method.clone(), &path, b"", &[("range", range)], SECRET);
+                let (status, headers, body) = send(&f.router, signed).await;
+                assert_eq!(status, StatusCode::OK, "{method} {range}");
+                assert_eq!(headers["content-length"], "10", "{method} {range}");
+                assert!(!headers.contains_key("content-range"), "{range}");
+                if method == Method::GET {
+                    assert_eq!(body, b"0123456789");
+                }
+            }
+            // The signature still counts: a wrong one is refused, not served by a second run.
+            let forged = request(Method::GET, &path, b"", &[("range", range)], "wrong");
+            let (status, _, body) = send(&f.router, forged).await;
+            assert_eq!(status, StatusCode::FORBIDDEN);
+            assert!(!body.windows(10).any(|w| w == b"0123456789"));
+        }
+        let past = request(Method::GET, &path, b"", &[("range", "bytes=10-")], SECRET);
+        let (status, _, body) = send(&f.router, past).await;
+        assert_eq!(status, StatusCode::RANGE_NOT_SATISFIABLE);
+        assert!(String::from_utf8_lossy(&body).contains("<Code>InvalidRange</Code>"));
     }
 
     #[tokio::test]

@@ -21,6 +21,7 @@ mod maintenance;
 mod s3;
 mod security_confinement;
 mod security_requests;
+mod security_transport;
 mod server;
 mod sts;
 mod world;

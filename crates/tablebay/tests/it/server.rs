@@ -39,10 +39,24 @@ impl TestServer {
 
     /// Starts the binary on an existing data directory (a restart after [`TestServer::stop`]).
     pub fn start_in(data: tempfile::TempDir, extra: &[&str]) -> Self {
+        Self::start_under(data, &[], extra)
+    }
+
+    /// Starts the binary through `wrapper` (a command that execs its arguments, e.g. a shell that lowers
+    /// `ulimit -n` first); an empty wrapper runs it directly.
+    pub fn start_under(data: tempfile::TempDir, wrapper: &[&str], extra: &[&str]) -> Self {
         // TABLEBAY_BIN picks another binary: the shared target dir's may be another worktree's (scripts/build-bin.sh).
         let binary = std::env::var("TABLEBAY_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_tablebay").to_string());
-        let mut child = Command::new(binary)
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = Command::new(program);
+                command.args(args).arg(binary);
+                command
+            }
+            None => Command::new(binary),
+        };
+        let mut child = command
             .args(["serve", "--data-dir"])
             .arg(data.path())
             .args([
