@@ -34,9 +34,9 @@ fuzz_target!(|data: &[u8]| {
     } else {
         "2001:db8::7".parse().unwrap()
     });
-    context
-        .extra
-        .insert("aws:TagKeys".into(), vec!["a".into(), "b".into()]);
+    context.namespace = Some("a".into());
+    context.table_name = Some("t".into());
+    context.resource_tags.insert("env".into(), "prod".into());
     for kind in [
         PolicyKind::Identity,
         PolicyKind::Resource,
@@ -62,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
             let policies = Policies {
                 identity: std::slice::from_ref(&policy),
                 resource: &[&policy],
-                session: Some(&policy),
+                sessions: std::slice::from_ref(&policy),
             };
             let _ = evaluate(&request, &policies);
         }
