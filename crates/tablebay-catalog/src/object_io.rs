@@ -591,15 +591,23 @@ impl Catalog {
             if batch.is_empty() {
                 return Ok(deleted);
             }
-            let outcomes: Vec<_> = futures::stream::iter(&batch)
-                .map(|item| async move { (item, self.blobs.delete(&item.blob_key).await) })
+            let claimed = batch.len();
+            // Owned items and a cloned store handle: the future stays `'static`-friendly for `tokio::spawn`.
+            let outcomes: Vec<_> = futures::stream::iter(batch)
+                .map(|item| {
+                    let blobs = self.blobs.clone();
+                    async move {
+                        let outcome = blobs.delete(&item.blob_key).await;
+                        (item, outcome)
+                    }
+                })
                 .buffer_unordered(DELETION_CONCURRENCY)
                 .collect()
                 .await;
-            let mut done = Vec::with_capacity(batch.len());
+            let mut done: Vec<String> = Vec::with_capacity(claimed);
             for (item, outcome) in outcomes {
                 match outcome {
-                    Ok(()) => done.push(item.blob_key.as_str()),
+                    Ok(()) => done.push(item.blob_key),
                     Err(e) => {
                         let wait = retry_delay(item.attempts);
                         tracing::warn!(error = %e, blob = %item.blob_key, attempts = item.attempts,
@@ -610,6 +618,7 @@ impl Catalog {
                     }
                 }
             }
+            let done: Vec<&str> = done.iter().map(String::as_str).collect();
             self.meta.finish_blob_deletions(&done).await?;
             deleted += done.len();
             if done.is_empty() {

@@ -19,5 +19,6 @@ mod iceberg_server;
 mod identity;
 mod maintenance;
 mod s3;
+mod security_iam;
 mod server;
 mod sts;
