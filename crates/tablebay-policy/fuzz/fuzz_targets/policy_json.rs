@@ -1,10 +1,13 @@
 //! Fuzzes `Policy::parse` for every policy kind and, when a document parses, `evaluate` with it as identity,
-//! resource and session policy at once. The first input byte picks the request; the rest is the document.
+//! resource and session policy at once (and `evaluate_assume_role` with it as the trust policy too). The first input
+//! byte picks the request; the rest is the document.
 #![no_main]
 
 use chrono::{TimeZone, Utc};
 use libfuzzer_sys::fuzz_target;
-use tablebay_policy::{Action, Caller, Context, Policies, Policy, PolicyKind, Request, evaluate};
+use tablebay_policy::{
+    Action, Caller, Context, Policies, Policy, PolicyKind, Request, evaluate, evaluate_assume_role,
+};
 
 const CALLERS: &[(&str, &str, bool)] = &[
     ("111122223333", "acs:ram::111122223333:user/ana", false),
@@ -65,6 +68,8 @@ fuzz_target!(|data: &[u8]| {
                 sessions: std::slice::from_ref(&policy),
             };
             let _ = evaluate(&request, &policies);
+            let _ = evaluate_assume_role(&request, &policy, &policies);
+            let _ = policy.resource_facts();
         }
     }
 });
