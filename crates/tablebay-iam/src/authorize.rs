@@ -61,6 +61,12 @@ impl Iam {
         resource: &Resource,
         cx: &AccessContext,
     ) -> Result<(), IamError> {
+        if owner_manages_policy(principal, resource, action) {
+            // Decided without reading any policy, so that not even a stored policy that no longer parses can
+            // lock the owner out of replacing it.
+            self.audit_allow(principal, resource, action, cx);
+            return Ok(());
+        }
         let subject = self.subject(principal, resource, cx).await?;
         self.authorize_with(&subject, action, cx)
     }
@@ -73,6 +79,15 @@ impl Iam {
         resource: &Resource,
         cx: &AccessContext,
     ) -> Result<(), IamError> {
+        if actions
+            .iter()
+            .all(|a| owner_manages_policy(principal, resource, *a))
+        {
+            for action in actions {
+                self.audit_allow(principal, resource, *action, cx);
+            }
+            return Ok(());
+        }
         let subject = self.subject(principal, resource, cx).await?;
         for action in actions {
             self.authorize_with(&subject, *action, cx)?;
@@ -88,6 +103,9 @@ impl Iam {
         action: Action,
         resource: &Resource,
     ) -> Result<bool, IamError> {
+        if owner_manages_policy(principal, resource, action) {
+            return Ok(true);
+        }
         let subject = self
             .subject(principal, resource, &AccessContext::default())
             .await?;
@@ -146,18 +164,7 @@ impl Iam {
         let action_name = action.qualified_name();
         match decision {
             Decision::Allow => {
-                if is_mutation(action.name()) {
-                    tracing::info!(
-                        target: AUDIT_TARGET,
-                        principal = %principal.arn,
-                        access_key_id = %principal.access_key_id,
-                        action = %action_name,
-                        resource = %arn,
-                        decision = "allow",
-                        request_id = %cx.request_id,
-                        "audit"
-                    );
-                }
+                self.audit_allow(principal, subject.resource, action, cx);
                 Ok(())
             }
             Decision::ExplicitDeny { sid } => {
@@ -195,6 +202,28 @@ impl Iam {
                     principal.arn
                 )))
             }
+        }
+    }
+
+    /// The audit event of an allowed mutation (reads are not audited when allowed).
+    fn audit_allow(
+        &self,
+        principal: &Principal,
+        resource: &Resource,
+        action: Action,
+        cx: &AccessContext,
+    ) {
+        if is_mutation(action.name()) {
+            tracing::info!(
+                target: AUDIT_TARGET,
+                principal = %principal.arn,
+                access_key_id = %principal.access_key_id,
+                action = %action.qualified_name(),
+                resource = %resource.arn(&self.config.region, self.config.flavor),
+                decision = "allow",
+                request_id = %cx.request_id,
+                "audit"
+            );
         }
     }
 
@@ -301,13 +330,7 @@ fn decide(subject: &Subject<'_>, action: Action) -> Decision {
     let principal = subject.principal;
     let resource = subject.resource;
     let is_root = principal.kind.is_root();
-    if is_root
-        && principal.session.is_none()
-        && principal.account_id == resource.account().as_str()
-        && manages_policy(action)
-    {
-        // As S3 for bucket policies: an account's root can always read, replace or remove the resource
-        // policies of its own resources, so that a policy that denies everyone cannot lock the owner out.
+    if owner_manages_policy(principal, resource, action) {
         return Decision::Allow;
     }
     let resource_refs: Vec<&Policy> = subject.resource_policies.iter().collect();
@@ -334,6 +357,15 @@ fn decide(subject: &Subject<'_>, action: Action) -> Decision {
     )
 }
 
+/// As S3 for bucket policies: an account's root (with its own long-term key) can always read, replace or remove
+/// the resource policies of its own resources, so that a policy that denies everyone cannot lock the owner out.
+fn owner_manages_policy(principal: &Principal, resource: &Resource, action: Action) -> bool {
+    principal.kind.is_root()
+        && principal.session.is_none()
+        && principal.account_id == resource.account().as_str()
+        && manages_policy(action)
+}
+
 /// The actions that read or change resource policies.
 fn manages_policy(action: Action) -> bool {
     matches!(
@@ -358,13 +390,20 @@ pub(crate) fn stored_policy(document: &str, kind: PolicyKind) -> Result<Policy, 
     })
 }
 
-/// A missing bucket, table or policy contributes no resource policy (the operation then answers its own 404).
+/// A missing bucket, table or policy contributes no resource policy (the operation then answers its own 404). A
+/// stored one that no longer passes validation denies, as in [`stored_policy`].
 fn absent_is_none(
     result: Result<tablebay_catalog::ResourcePolicy, CatalogError>,
 ) -> Result<Option<tablebay_catalog::ResourcePolicy>, IamError> {
     match result {
         Ok(policy) => Ok(Some(policy)),
         Err(CatalogError::NotFound(_)) => Ok(None),
+        Err(CatalogError::Invalid(e)) => {
+            tracing::warn!(error = %e, "a stored bucket policy does not parse; denying");
+            Err(IamError::Denied(format!(
+                "A policy that applies to this request is invalid: {e}"
+            )))
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -85,7 +85,13 @@ fn assert_denied(status: u16, xml: &str, what: &str) {
     assert!(!xml.contains("<AccessKeyId>"), "{what}: {xml}");
 }
 
-async fn create_role(server: &TestServer, root: &Creds, name: &str, trust: Value, policy: Value) -> String {
+async fn create_role(
+    server: &TestServer,
+    root: &Creds,
+    name: &str,
+    trust: Value,
+    policy: Value,
+) -> String {
     let role = must(
         server,
         root,
@@ -127,7 +133,13 @@ async fn bucket(server: &TestServer, root: &Creds, bucket: &str) -> String {
 
 /// An Iceberg table `ns.name` in `bucket` (the namespace is made if missing) with one object `data/x`
 /// ("hello") in its storage; returns the data-plane bucket.
-async fn iceberg_table(server: &TestServer, root: &Creds, bucket: &str, ns: &str, name: &str) -> String {
+async fn iceberg_table(
+    server: &TestServer,
+    root: &Creds,
+    bucket: &str,
+    ns: &str,
+    name: &str,
+) -> String {
     let prefix = format!("{ACCOUNT}.{bucket}");
     let (status, text) = send(
         server,
@@ -169,7 +181,13 @@ async fn iceberg_table(server: &TestServer, root: &Creds, bucket: &str, ns: &str
 }
 
 /// The ARN of table `ns.name` of `bucket_arn`.
-async fn table_arn(server: &TestServer, root: &Creds, bucket_arn: &str, ns: &str, name: &str) -> String {
+async fn table_arn(
+    server: &TestServer,
+    root: &Creds,
+    bucket_arn: &str,
+    ns: &str,
+    name: &str,
+) -> String {
     let got = must(
         server,
         root,
@@ -233,7 +251,15 @@ async fn assume_role_needs_the_trust_policy_and_the_callers_own_allow() {
         format!("arn:aws:sts::{ACCOUNT}:assumed-role/named/s1")
     );
     let session = session_of(&xml);
-    let (status, body) = send(s, &session, Method::GET, Surface::Sts, "/sts?Action=GetCallerIdentity&Version=2011-06-15", b"").await;
+    let (status, body) = send(
+        s,
+        &session,
+        Method::GET,
+        Surface::Sts,
+        "/sts?Action=GetCallerIdentity&Version=2011-06-15",
+        b"",
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("assumed-role/named/s1"), "{body}");
 
@@ -291,7 +317,15 @@ async fn vended_credentials_keep_the_callers_session_policy() {
     assert_eq!(status, 200, "{xml}");
     let session = session_of(&xml);
     // The session itself cannot read data.
-    let (status, _) = send(s, &session, Method::GET, Surface::S3, &format!("/{existing}/data/x"), b"").await;
+    let (status, _) = send(
+        s,
+        &session,
+        Method::GET,
+        Surface::S3,
+        &format!("/{existing}/data/x"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 403);
 
     // createTable with vended credentials (it needs CreateTable and PutTableData, which the session has).
@@ -302,7 +336,9 @@ async fn vended_credentials_keep_the_callers_session_policy() {
         Method::POST,
         Surface::Iceberg,
         &format!("/iceberg/v1/{prefix}/namespaces/ns/tables"),
-        json!({"name": "fresh", "schema": schema}).to_string().as_bytes(),
+        json!({"name": "fresh", "schema": schema})
+            .to_string()
+            .as_bytes(),
         &[("X-Iceberg-Access-Delegation", "vended-credentials")],
     )
     .await;
@@ -320,7 +356,15 @@ async fn vended_credentials_keep_the_callers_session_policy() {
         .split_once('/')
         .unwrap();
     // The root can read the metadata file; the vended credentials cannot read it, nor list, nor head it.
-    let (status, original) = send(s, &root, Method::GET, Surface::S3, &format!("/{data}/{metadata_key}"), b"").await;
+    let (status, original) = send(
+        s,
+        &root,
+        Method::GET,
+        Surface::S3,
+        &format!("/{data}/{metadata_key}"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 200);
     for (method, path) in [
         (Method::GET, format!("/{data}/{metadata_key}")),
@@ -331,14 +375,46 @@ async fn vended_credentials_keep_the_callers_session_policy() {
         assert_eq!(status, 403, "{method} {path}: {body}");
     }
     // What the session may do, they may: write this table's data (and only this table's).
-    let (status, text) = send(s, &vended, Method::PUT, Surface::S3, &format!("/{data}/data/new"), b"n").await;
+    let (status, text) = send(
+        s,
+        &vended,
+        Method::PUT,
+        Surface::S3,
+        &format!("/{data}/data/new"),
+        b"n",
+    )
+    .await;
     assert_eq!(status, 200, "{text}");
-    let (status, _) = send(s, &vended, Method::PUT, Surface::S3, &format!("/{existing}/data/y"), b"n").await;
+    let (status, _) = send(
+        s,
+        &vended,
+        Method::PUT,
+        Surface::S3,
+        &format!("/{existing}/data/y"),
+        b"n",
+    )
+    .await;
     assert_eq!(status, 403);
     // Nothing changed: the metadata file is intact, and the other table has no new object.
-    let (status, again) = send(s, &root, Method::GET, Surface::S3, &format!("/{data}/{metadata_key}"), b"").await;
+    let (status, again) = send(
+        s,
+        &root,
+        Method::GET,
+        Surface::S3,
+        &format!("/{data}/{metadata_key}"),
+        b"",
+    )
+    .await;
     assert_eq!((status, again), (200, original));
-    let (status, _) = send(s, &root, Method::GET, Surface::S3, &format!("/{existing}/data/y"), b"").await;
+    let (status, _) = send(
+        s,
+        &root,
+        Method::GET,
+        Surface::S3,
+        &format!("/{existing}/data/y"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 404);
 }
 
@@ -391,12 +467,42 @@ async fn table_requests(
     let prefix = format!("{ACCOUNT}.conds");
     let mut out = Vec::new();
     for (what, surface, method, path) in [
-        ("GetTable", Surface::Tables, Method::GET, format!("/get-table?tableArn={}", seg(arn))),
-        ("GetTableMetadataLocation", Surface::Tables, Method::GET, format!("/tables/{b}/{ns}/{name}/metadata-location")),
-        ("loadTable", Surface::Iceberg, Method::GET, format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}")),
-        ("tableExists", Surface::Iceberg, Method::HEAD, format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}")),
-        ("GetObject", Surface::S3, Method::GET, format!("/{data}/data/x")),
-        ("ListObjectsV2", Surface::S3, Method::GET, format!("/{data}?list-type=2")),
+        (
+            "GetTable",
+            Surface::Tables,
+            Method::GET,
+            format!("/get-table?tableArn={}", seg(arn)),
+        ),
+        (
+            "GetTableMetadataLocation",
+            Surface::Tables,
+            Method::GET,
+            format!("/tables/{b}/{ns}/{name}/metadata-location"),
+        ),
+        (
+            "loadTable",
+            Surface::Iceberg,
+            Method::GET,
+            format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}"),
+        ),
+        (
+            "tableExists",
+            Surface::Iceberg,
+            Method::HEAD,
+            format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}"),
+        ),
+        (
+            "GetObject",
+            Surface::S3,
+            Method::GET,
+            format!("/{data}/data/x"),
+        ),
+        (
+            "ListObjectsV2",
+            Surface::S3,
+            Method::GET,
+            format!("/{data}?list-type=2"),
+        ),
     ] {
         let (status, _) = send(server, creds, method, surface, &path, b"").await;
         out.push((what.to_string(), status));
@@ -406,27 +512,82 @@ async fn table_requests(
 
 /// Writes that a denied caller must not get through: DeleteTable (control plane), dropTable (Iceberg), PutObject
 /// over `data/x` (S3). Asserts each is refused and changed nothing.
-async fn writes_refused(server: &TestServer, creds: &Creds, root: &Creds, tables: &TwoTables, ns: &str, name: &str) {
-    let data = if ns == "hr" { &tables.hr } else { &tables.sales };
+async fn writes_refused(
+    server: &TestServer,
+    creds: &Creds,
+    root: &Creds,
+    tables: &TwoTables,
+    ns: &str,
+    name: &str,
+) {
+    let data = if ns == "hr" {
+        &tables.hr
+    } else {
+        &tables.sales
+    };
     let b = seg(&tables.bucket_arn);
     let prefix = format!("{ACCOUNT}.conds");
-    let (status, text) = send(server, creds, Method::DELETE, Surface::Tables, &format!("/tables/{b}/{ns}/{name}"), b"").await;
+    let (status, text) = send(
+        server,
+        creds,
+        Method::DELETE,
+        Surface::Tables,
+        &format!("/tables/{b}/{ns}/{name}"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 403, "DeleteTable {ns}.{name}: {text}");
-    let (status, text) = send(server, creds, Method::DELETE, Surface::Iceberg, &format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}"), b"").await;
+    let (status, text) = send(
+        server,
+        creds,
+        Method::DELETE,
+        Surface::Iceberg,
+        &format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 403, "dropTable {ns}.{name}: {text}");
-    let (status, text) = send(server, creds, Method::PUT, Surface::S3, &format!("/{data}/data/x"), b"evil").await;
+    let (status, text) = send(
+        server,
+        creds,
+        Method::PUT,
+        Surface::S3,
+        &format!("/{data}/data/x"),
+        b"evil",
+    )
+    .await;
     assert_eq!(status, 403, "PutObject {ns}.{name}: {text}");
     // Unchanged: the table is there and its object still says hello.
-    let (status, _) = send(server, root, Method::GET, Surface::Iceberg, &format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}"), b"").await;
+    let (status, _) = send(
+        server,
+        root,
+        Method::GET,
+        Surface::Iceberg,
+        &format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 200);
-    let (status, body) = send(server, root, Method::GET, Surface::S3, &format!("/{data}/data/x"), b"").await;
+    let (status, body) = send(
+        server,
+        root,
+        Method::GET,
+        Surface::S3,
+        &format!("/{data}/data/x"),
+        b"",
+    )
+    .await;
     assert_eq!((status, body.as_str()), (200, "hello"));
 }
 
 /// Every request answered `want` (200 standing for any 2xx: tableExists answers 204).
 fn assert_all(results: &[(String, u16)], want: u16, who: &str) {
     for (what, status) in results {
-        let got = if (200..300).contains(status) { 200 } else { *status };
+        let got = if (200..300).contains(status) {
+            200
+        } else {
+            *status
+        };
         assert_eq!(got, want, "{who}: {what} answered {status}");
     }
 }
@@ -439,11 +600,33 @@ async fn namespace_and_table_name_conditions_apply_on_every_surface() {
     let tables = two_tables(s, &root).await;
 
     // In an identity policy: ana may do everything outside namespace hr (the key in its oss: spelling too).
-    let ana = user(s, &root, "ana", Some(allow_but(json!({"StringEquals": {"s3tables:namespace": "hr"}})))).await;
-    let oscar = user(s, &root, "oscar", Some(allow_but(json!({"StringLike": {"oss:namespace": "h*"}})))).await;
+    let ana = user(
+        s,
+        &root,
+        "ana",
+        Some(allow_but(
+            json!({"StringEquals": {"s3tables:namespace": "hr"}}),
+        )),
+    )
+    .await;
+    let oscar = user(
+        s,
+        &root,
+        "oscar",
+        Some(allow_but(json!({"StringLike": {"oss:namespace": "h*"}}))),
+    )
+    .await;
     for (who, creds) in [("ana", &ana), ("oscar", &oscar)] {
-        assert_all(&table_requests(s, creds, &tables, "hr", "people").await, 403, who);
-        assert_all(&table_requests(s, creds, &tables, "sales", "orders").await, 200, who);
+        assert_all(
+            &table_requests(s, creds, &tables, "hr", "people").await,
+            403,
+            who,
+        );
+        assert_all(
+            &table_requests(s, creds, &tables, "sales", "orders").await,
+            200,
+            who,
+        );
         writes_refused(s, creds, &root, &tables, "hr", "people").await;
     }
 
@@ -461,8 +644,16 @@ async fn namespace_and_table_name_conditions_apply_on_every_surface() {
         json!({"resourcePolicy": policy.to_string()}),
     )
     .await;
-    assert_all(&table_requests(s, &bob, &tables, "sales", "orders").await, 403, "bob");
-    assert_all(&table_requests(s, &bob, &tables, "hr", "people").await, 200, "bob");
+    assert_all(
+        &table_requests(s, &bob, &tables, "sales", "orders").await,
+        403,
+        "bob",
+    );
+    assert_all(
+        &table_requests(s, &bob, &tables, "hr", "people").await,
+        200,
+        "bob",
+    );
     writes_refused(s, &bob, &root, &tables, "sales", "orders").await;
 
     // A role session whose session policy denies namespace hr: the session's own policy reads the key as well.
@@ -475,11 +666,27 @@ async fn namespace_and_table_name_conditions_apply_on_every_surface() {
         allow_all("s3tables:*"),
     )
     .await;
-    let (status, xml) = assume(s, &root, &role, Some(&allow_but(json!({"StringEquals": {"s3tables:namespace": "hr"}})))).await;
+    let (status, xml) = assume(
+        s,
+        &root,
+        &role,
+        Some(&allow_but(
+            json!({"StringEquals": {"s3tables:namespace": "hr"}}),
+        )),
+    )
+    .await;
     assert_eq!(status, 200, "{xml}");
     let session = session_of(&xml);
-    assert_all(&table_requests(s, &session, &tables, "hr", "people").await, 403, "session");
-    assert_all(&table_requests(s, &session, &tables, "sales", "orders").await, 200, "session");
+    assert_all(
+        &table_requests(s, &session, &tables, "hr", "people").await,
+        403,
+        "session",
+    );
+    assert_all(
+        &table_requests(s, &session, &tables, "sales", "orders").await,
+        200,
+        "session",
+    );
 }
 
 #[tokio::test]
@@ -494,23 +701,83 @@ async fn tag_conditions_apply_on_every_surface() {
         (&tables.hr_arn, json!({"env": "secret"})),
         (&tables.bucket_arn, json!({"team": "data"})),
     ] {
-        must(s, &root, Method::POST, Surface::Tables, &format!("/tag/{}", seg(arn)), json!({"tags": tags})).await;
+        must(
+            s,
+            &root,
+            Method::POST,
+            Surface::Tables,
+            &format!("/tag/{}", seg(arn)),
+            json!({"tags": tags}),
+        )
+        .await;
     }
 
     // The table's own tag.
-    let carol = user(s, &root, "carol", Some(allow_but(json!({"StringEquals": {"aws:ResourceTag/Env": "secret"}})))).await;
-    assert_all(&table_requests(s, &carol, &tables, "hr", "people").await, 403, "carol");
-    assert_all(&table_requests(s, &carol, &tables, "sales", "orders").await, 200, "carol");
+    let carol = user(
+        s,
+        &root,
+        "carol",
+        Some(allow_but(
+            json!({"StringEquals": {"aws:ResourceTag/Env": "secret"}}),
+        )),
+    )
+    .await;
+    assert_all(
+        &table_requests(s, &carol, &tables, "hr", "people").await,
+        403,
+        "carol",
+    );
+    assert_all(
+        &table_requests(s, &carol, &tables, "sales", "orders").await,
+        200,
+        "carol",
+    );
     writes_refused(s, &carol, &root, &tables, "hr", "people").await;
 
     // The bucket's tag reaches every table in it, and the bucket itself.
-    let dave = user(s, &root, "dave", Some(allow_but(json!({"StringEquals": {"s3tables:TableBucketTag/team": "data"}})))).await;
-    assert_all(&table_requests(s, &dave, &tables, "sales", "orders").await, 403, "dave");
-    let (status, _) = send(s, &dave, Method::GET, Surface::Tables, &format!("/buckets/{}", seg(&tables.bucket_arn)), b"").await;
+    let dave = user(
+        s,
+        &root,
+        "dave",
+        Some(allow_but(
+            json!({"StringEquals": {"s3tables:TableBucketTag/team": "data"}}),
+        )),
+    )
+    .await;
+    assert_all(
+        &table_requests(s, &dave, &tables, "sales", "orders").await,
+        403,
+        "dave",
+    );
+    let (status, _) = send(
+        s,
+        &dave,
+        Method::GET,
+        Surface::Tables,
+        &format!("/buckets/{}", seg(&tables.bucket_arn)),
+        b"",
+    )
+    .await;
     assert_eq!(status, 403);
-    let (status, _) = send(s, &dave, Method::GET, Surface::Tables, &format!("/buckets/{}", seg(&other_bucket)), b"").await;
+    let (status, _) = send(
+        s,
+        &dave,
+        Method::GET,
+        Surface::Tables,
+        &format!("/buckets/{}", seg(&other_bucket)),
+        b"",
+    )
+    .await;
     assert_eq!(status, 200);
-    let (status, body) = send(s, &dave, Method::GET, Surface::S3, &format!("/{plain}/data/x"), b"").await;
+    let (status, body) = send(
+        s,
+        &dave,
+        Method::GET,
+        Surface::S3,
+        &format!("/{plain}/data/x"),
+        b"",
+    )
+    .await;
     assert_eq!((status, body.as_str()), (200, "hello"));
 }
 
@@ -526,19 +793,71 @@ async fn namespace_conditions_apply_to_namespace_operations() {
     let b = seg(&tables.bucket_arn);
     let prefix = format!("{ACCOUNT}.conds");
     // An empty namespace hr_empty to try deleting.
-    must(s, &root, Method::PUT, Surface::Tables, &format!("/namespaces/{b}"), json!({"namespace": ["hr_empty"]})).await;
-    let ana = user(s, &root, "ana", Some(allow_but(json!({"StringLike": {"s3tables:namespace": "hr*"}})))).await;
+    must(
+        s,
+        &root,
+        Method::PUT,
+        Surface::Tables,
+        &format!("/namespaces/{b}"),
+        json!({"namespace": ["hr_empty"]}),
+    )
+    .await;
+    let ana = user(
+        s,
+        &root,
+        "ana",
+        Some(allow_but(
+            json!({"StringLike": {"s3tables:namespace": "hr*"}}),
+        )),
+    )
+    .await;
     let schema = json!({"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "a", "type": "int", "required": false}]});
     let create = json!({"name": "fresh", "format": "ICEBERG"}).to_string();
     let create_iceberg = json!({"name": "fresh2", "schema": schema}).to_string();
     for (ns, want) in [("hr", 403), ("sales", 200)] {
         for (what, surface, method, path, body) in [
-            ("GetNamespace", Surface::Tables, Method::GET, format!("/namespaces/{b}/{ns}"), ""),
-            ("ListTables", Surface::Tables, Method::GET, format!("/tables/{b}?namespace={ns}"), ""),
-            ("loadNamespaceMetadata", Surface::Iceberg, Method::GET, format!("/iceberg/v1/{prefix}/namespaces/{ns}"), ""),
-            ("listTables", Surface::Iceberg, Method::GET, format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables"), ""),
-            ("CreateTable", Surface::Tables, Method::PUT, format!("/tables/{b}/{ns}"), create.as_str()),
-            ("createTable", Surface::Iceberg, Method::POST, format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables"), create_iceberg.as_str()),
+            (
+                "GetNamespace",
+                Surface::Tables,
+                Method::GET,
+                format!("/namespaces/{b}/{ns}"),
+                "",
+            ),
+            (
+                "ListTables",
+                Surface::Tables,
+                Method::GET,
+                format!("/tables/{b}?namespace={ns}"),
+                "",
+            ),
+            (
+                "loadNamespaceMetadata",
+                Surface::Iceberg,
+                Method::GET,
+                format!("/iceberg/v1/{prefix}/namespaces/{ns}"),
+                "",
+            ),
+            (
+                "listTables",
+                Surface::Iceberg,
+                Method::GET,
+                format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables"),
+                "",
+            ),
+            (
+                "CreateTable",
+                Surface::Tables,
+                Method::PUT,
+                format!("/tables/{b}/{ns}"),
+                create.as_str(),
+            ),
+            (
+                "createTable",
+                Surface::Iceberg,
+                Method::POST,
+                format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables"),
+                create_iceberg.as_str(),
+            ),
         ] {
             let (status, text) = send(s, &ana, method, surface, &path, body.as_bytes()).await;
             assert_eq!(status, want, "{what} in {ns}: {text}");
@@ -546,20 +865,60 @@ async fn namespace_conditions_apply_to_namespace_operations() {
     }
     // Refused deletes and creates changed nothing.
     for (what, surface, method, path, body) in [
-        ("DeleteNamespace", Surface::Tables, Method::DELETE, format!("/namespaces/{b}/hr_empty"), String::new()),
-        ("dropNamespace", Surface::Iceberg, Method::DELETE, format!("/iceberg/v1/{prefix}/namespaces/hr_empty"), String::new()),
-        ("CreateNamespace", Surface::Tables, Method::PUT, format!("/namespaces/{b}"), json!({"namespace": ["hr_new"]}).to_string()),
-        ("createNamespace", Surface::Iceberg, Method::POST, format!("/iceberg/v1/{prefix}/namespaces"), json!({"namespace": ["hr_new"]}).to_string()),
+        (
+            "DeleteNamespace",
+            Surface::Tables,
+            Method::DELETE,
+            format!("/namespaces/{b}/hr_empty"),
+            String::new(),
+        ),
+        (
+            "dropNamespace",
+            Surface::Iceberg,
+            Method::DELETE,
+            format!("/iceberg/v1/{prefix}/namespaces/hr_empty"),
+            String::new(),
+        ),
+        (
+            "CreateNamespace",
+            Surface::Tables,
+            Method::PUT,
+            format!("/namespaces/{b}"),
+            json!({"namespace": ["hr_new"]}).to_string(),
+        ),
+        (
+            "createNamespace",
+            Surface::Iceberg,
+            Method::POST,
+            format!("/iceberg/v1/{prefix}/namespaces"),
+            json!({"namespace": ["hr_new"]}).to_string(),
+        ),
     ] {
         let (status, text) = send(s, &ana, method, surface, &path, body.as_bytes()).await;
         assert_eq!(status, 403, "{what}: {text}");
     }
     for (ns, exists) in [("hr_empty", 200), ("hr_new", 404)] {
-        let (status, _) = send(s, &root, Method::GET, Surface::Tables, &format!("/namespaces/{b}/{ns}"), b"").await;
+        let (status, _) = send(
+            s,
+            &root,
+            Method::GET,
+            Surface::Tables,
+            &format!("/namespaces/{b}/{ns}"),
+            b"",
+        )
+        .await;
         assert_eq!(status, exists, "{ns}");
     }
     for name in ["fresh", "fresh2"] {
-        let (status, _) = send(s, &root, Method::GET, Surface::Iceberg, &format!("/iceberg/v1/{prefix}/namespaces/hr/tables/{name}"), b"").await;
+        let (status, _) = send(
+            s,
+            &root,
+            Method::GET,
+            Surface::Iceberg,
+            &format!("/iceberg/v1/{prefix}/namespaces/hr/tables/{name}"),
+            b"",
+        )
+        .await;
         assert_eq!(status, 404, "hr.{name} was created");
     }
 }
@@ -580,14 +939,34 @@ async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {
         }
         json!({"Version": "2012-10-17", "Statement": [statement]})
     };
-    for key in ["s3tables:Foo", "oss:bucketName", "aws:TagKeys", "s3tables:SSEAlgorithm", "aws:MultiFactorAuthPresent"] {
+    for key in [
+        "s3tables:Foo",
+        "oss:bucketName",
+        "aws:TagKeys",
+        "s3tables:SSEAlgorithm",
+        "aws:MultiFactorAuthPresent",
+    ] {
         // Resource policies: 400, and no policy stored.
         for (path, get) in [
-            (format!("/buckets/{b}/policy"), format!("/buckets/{b}/policy")),
-            (format!("/tables/{b}/hr/people/policy"), format!("/tables/{b}/hr/people/policy")),
+            (
+                format!("/buckets/{b}/policy"),
+                format!("/buckets/{b}/policy"),
+            ),
+            (
+                format!("/tables/{b}/hr/people/policy"),
+                format!("/tables/{b}/hr/people/policy"),
+            ),
         ] {
             let body = json!({"resourcePolicy": with_key(key, true).to_string()}).to_string();
-            let (status, text) = send(s, &root, Method::PUT, Surface::Tables, &path, body.as_bytes()).await;
+            let (status, text) = send(
+                s,
+                &root,
+                Method::PUT,
+                Surface::Tables,
+                &path,
+                body.as_bytes(),
+            )
+            .await;
             assert_eq!(status, 400, "{key} {path}: {text}");
             assert!(text.contains("condition key"), "{key}: {text}");
             let (status, _) = send(s, &root, Method::GET, Surface::Tables, &get, b"").await;
@@ -604,7 +983,15 @@ async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {
         )
         .await;
         assert_eq!(status, 400, "{key}: {text}");
-        let (status, _) = send(s, &root, Method::GET, Surface::Tables, "/admin/users/ana/policies/bad", b"").await;
+        let (status, _) = send(
+            s,
+            &root,
+            Method::GET,
+            Surface::Tables,
+            "/admin/users/ana/policies/bad",
+            b"",
+        )
+        .await;
         assert_eq!(status, 404, "{key}");
         // Session policies: STS's MalformedPolicyDocument.
         let role = format!("arn:aws:iam::{ACCOUNT}:role/nobody");
@@ -621,17 +1008,143 @@ async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {
         Method::POST,
         Surface::Tables,
         "/admin/roles",
-        json!({"roleName": "ext", "trustPolicy": trust}).to_string().as_bytes(),
+        json!({"roleName": "ext", "trustPolicy": trust})
+            .to_string()
+            .as_bytes(),
     )
     .await;
     assert_eq!(status, 400, "{text}");
-    let (status, _) = send(s, &root, Method::GET, Surface::Tables, "/admin/roles/ext", b"").await;
+    let (status, _) = send(
+        s,
+        &root,
+        Method::GET,
+        Surface::Tables,
+        "/admin/roles/ext",
+        b"",
+    )
+    .await;
     assert_eq!(status, 404);
     // The keys Tablebay fills are accepted, in any case and under any of the service's prefixes.
     let good = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Principal": "*", "Action": "s3tables:DeleteTable",
         "Resource": "*", "Condition": {"StringEquals": {"S3Tables:Namespace": "x", "oss:tableName": "y",
         "aws:ResourceTag/env": "z", "osstables:TableBucketTag/team": "w", "aws:SourceIp": "10.0.0.1"}}}]});
-    must(s, &root, Method::PUT, Surface::Tables, &format!("/buckets/{b}/policy"), json!({"resourcePolicy": good.to_string()})).await;
+    must(
+        s,
+        &root,
+        Method::PUT,
+        Surface::Tables,
+        &format!("/buckets/{b}/policy"),
+        json!({"resourcePolicy": good.to_string()}),
+    )
+    .await;
+}
+
+/// A policy stored before condition keys were checked, naming a key Tablebay does not fill: it is not skipped
+/// (its Deny could be the one that matters), so the requests it governs are refused, and the owner can still
+/// replace it.
+#[tokio::test]
+async fn a_stored_policy_with_an_unfilled_key_fails_closed_and_the_owner_can_replace_it() {
+    let server = TestServer::start();
+    let root = Creds::root();
+    let bucket_arn = bucket(&server, &root, "legacy").await;
+    let data = iceberg_table(&server, &root, "legacy", "ns", "t").await;
+    let ana = user(&server, &root, "ana", Some(allow_all("s3tables:*"))).await;
+    let get_bucket = format!("/buckets/{}", seg(&bucket_arn));
+    let (status, _) = send(
+        &server,
+        &ana,
+        Method::GET,
+        Surface::Tables,
+        &get_bucket,
+        b"",
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    // Store the old policy behind the server's back, as an earlier version would have accepted it.
+    let data_dir = server.stop();
+    let url = format!("sqlite://{}", data_dir.path().join("meta.db").display());
+    let meta = tablebay_store::MetaStore::connect(&url).await.unwrap();
+    let record = meta
+        .bucket_by_name(ACCOUNT, "legacy")
+        .await
+        .unwrap()
+        .unwrap();
+    let legacy = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Principal": "*",
+        "Action": "s3tables:*", "Resource": "*", "Condition": {"Bool": {"aws:MultiFactorAuthPresent": "false"}}}]});
+    meta.set_attribute(
+        record.id,
+        tablebay_store::meta::AttributeKey::Policy,
+        &legacy.to_string(),
+    )
+    .await
+    .unwrap();
+    meta.close().await;
+    let server = TestServer::start_in(data_dir, &["--arn-flavor", "aws"]);
+
+    // Every surface refuses what the policy governs.
+    let (status, text) = send(
+        &server,
+        &ana,
+        Method::GET,
+        Surface::Tables,
+        &get_bucket,
+        b"",
+    )
+    .await;
+    assert_eq!(status, 403, "{text}");
+    let (status, _) = send(
+        &server,
+        &ana,
+        Method::GET,
+        Surface::Iceberg,
+        &format!("/iceberg/v1/{ACCOUNT}.legacy/namespaces/ns/tables/t"),
+        b"",
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, _) = send(
+        &server,
+        &ana,
+        Method::GET,
+        Surface::S3,
+        &format!("/{data}/data/x"),
+        b"",
+    )
+    .await;
+    assert_eq!(status, 403);
+    // The account root replaces it, and access is as the new policy says.
+    let fine = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Principal": "*",
+        "Action": "s3tables:DeleteTableBucket", "Resource": "*"}]});
+    must(
+        &server,
+        &root,
+        Method::PUT,
+        Surface::Tables,
+        &format!("{get_bucket}/policy"),
+        json!({"resourcePolicy": fine.to_string()}),
+    )
+    .await;
+    let (status, _) = send(
+        &server,
+        &ana,
+        Method::GET,
+        Surface::Tables,
+        &get_bucket,
+        b"",
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, body) = send(
+        &server,
+        &ana,
+        Method::GET,
+        Surface::S3,
+        &format!("/{data}/data/x"),
+        b"",
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (200, "hello"));
 }
 
 // --- Finding 10 -------------------------------------------------------------------------------------------------
@@ -639,7 +1152,13 @@ async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {
 /// The blob files of one table (`blobs/tables/<table-id>/objects/…` under the data directory).
 fn table_blobs(data_dir: &Path, data_bucket: &str) -> Vec<PathBuf> {
     let table_id = data_bucket.trim_end_matches("--table-s3");
-    files(&data_dir.join("blobs").join("tables").join(table_id).join("objects"))
+    files(
+        &data_dir
+            .join("blobs")
+            .join("tables")
+            .join(table_id)
+            .join("objects"),
+    )
 }
 
 #[tokio::test]
@@ -653,14 +1172,46 @@ async fn unlinked_blobs_are_deleted_after_a_kill() {
 
     // An overwritten object, a deleted one, and a large multipart upload that is then aborted.
     for body in [b"one".as_slice(), b"two".as_slice()] {
-        let (status, _) = send(&server, &root, Method::PUT, Surface::S3, &format!("/{data}/data/over"), body).await;
+        let (status, _) = send(
+            &server,
+            &root,
+            Method::PUT,
+            Surface::S3,
+            &format!("/{data}/data/over"),
+            body,
+        )
+        .await;
         assert_eq!(status, 200);
     }
-    let (status, _) = send(&server, &root, Method::PUT, Surface::S3, &format!("/{data}/data/gone"), b"bye").await;
+    let (status, _) = send(
+        &server,
+        &root,
+        Method::PUT,
+        Surface::S3,
+        &format!("/{data}/data/gone"),
+        b"bye",
+    )
+    .await;
     assert_eq!(status, 200);
-    let (status, _) = send(&server, &root, Method::DELETE, Surface::S3, &format!("/{data}/data/gone"), b"").await;
+    let (status, _) = send(
+        &server,
+        &root,
+        Method::DELETE,
+        Surface::S3,
+        &format!("/{data}/data/gone"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 204);
-    let (status, xml) = send(&server, &root, Method::POST, Surface::S3, &format!("/{data}/data/big?uploads"), b"").await;
+    let (status, xml) = send(
+        &server,
+        &root,
+        Method::POST,
+        Surface::S3,
+        &format!("/{data}/data/big?uploads"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 200, "{xml}");
     let upload_id = xml_field(&xml, "UploadId");
     let parts = 300;
@@ -677,8 +1228,20 @@ async fn unlinked_blobs_are_deleted_after_a_kill() {
         assert_eq!(status, 200, "part {n}: {text}");
     }
     let before = table_blobs(&dir, &data);
-    assert!(before.len() >= kept.len() + parts + 3, "{} blobs", before.len());
-    let (status, text) = send(&server, &root, Method::DELETE, Surface::S3, &format!("/{data}/data/big?uploadId={upload_id}"), b"").await;
+    assert!(
+        before.len() >= kept.len() + parts + 3,
+        "{} blobs",
+        before.len()
+    );
+    let (status, text) = send(
+        &server,
+        &root,
+        Method::DELETE,
+        Surface::S3,
+        &format!("/{data}/data/big?uploadId={upload_id}"),
+        b"",
+    )
+    .await;
     assert_eq!(status, 204, "{text}");
 
     // kill -9 at once: the grace period has not passed, so every unlinked blob is still on disk.
@@ -703,9 +1266,25 @@ async fn unlinked_blobs_are_deleted_after_a_kill() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     // Nothing live was lost.
-    let (status, body) = send(&server, &root, Method::GET, Surface::S3, &format!("/{data}/data/over"), b"").await;
+    let (status, body) = send(
+        &server,
+        &root,
+        Method::GET,
+        Surface::S3,
+        &format!("/{data}/data/over"),
+        b"",
+    )
+    .await;
     assert_eq!((status, body.as_str()), (200, "two"));
-    let (status, body) = send(&server, &root, Method::GET, Surface::S3, &format!("/{data}/data/x"), b"").await;
+    let (status, body) = send(
+        &server,
+        &root,
+        Method::GET,
+        Surface::S3,
+        &format!("/{data}/data/x"),
+        b"",
+    )
+    .await;
     assert_eq!((status, body.as_str()), (200, "hello"));
     for file in &kept {
         assert!(file.exists(), "{} was deleted", file.display());
