@@ -244,11 +244,8 @@ impl Catalog {
             encryption: ingested.encryption,
         };
         match self.meta.put_part(&record).await {
-            Ok(replaced) => {
-                if let Some(old) = replaced {
-                    self.unlink_later(vec![BlobSegment::plain(old, 0)]);
-                }
-            }
+            // A replaced part's blob is queued for deletion by the store.
+            Ok(_replaced) => {}
             Err(e) => {
                 self.delete_blobs_now(vec![record.blob_key.clone()]).await;
                 return Err(match e {
@@ -368,7 +365,8 @@ impl Catalog {
                 StoreError::NotFound => ObjectError::NoSuchUpload,
                 other => other.into(),
             })?;
-        self.unlink_later(completed.replaced);
+        // The store queued the replaced object's blobs (after the grace period) and the unused parts (due now,
+        // deleted here at once; the queue row is the backstop).
         self.delete_blobs_now(completed.unused_parts).await;
         object_info(record)
     }
@@ -381,20 +379,15 @@ impl Catalog {
         upload_id: &str,
     ) -> Result<(), ObjectError> {
         self.upload_of(table, key, upload_id).await?;
-        let keys = self
-            .meta
+        // The store queues the parts' blobs for deletion after the grace period (a part upload racing the abort
+        // may still be reading its blob's row), in the transaction that removes them: a crash loses none.
+        self.meta
             .abort_upload(upload_id)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => ObjectError::NoSuchUpload,
                 other => other.into(),
             })?;
-        // A part upload racing the abort may still be reading its blob's row: give it the grace period.
-        self.unlink_later(
-            keys.into_iter()
-                .map(|key| BlobSegment::plain(key, 0))
-                .collect(),
-        );
         Ok(())
     }
 
@@ -476,11 +469,9 @@ impl Catalog {
                 return Ok(expired);
             }
             for id in ids {
+                // The abort queues the parts' blobs for deletion.
                 match self.meta.abort_upload(&id).await {
-                    Ok(keys) => {
-                        self.delete_blobs_now(keys).await;
-                        expired += 1;
-                    }
+                    Ok(_queued) => expired += 1,
                     // Completed or aborted meanwhile.
                     Err(StoreError::NotFound) => {}
                     Err(e) => return Err(e.into()),

@@ -4,13 +4,13 @@
 //! Write path (DESIGN.md "Layers"): the body streams into a fresh blob (`objects::new_blob_key`) while MD5 and
 //! the checksums are computed; the claimed `Content-MD5` / `x-amz-checksum-*` (header or trailer) are verified
 //! *before* the blob is finished, so a mismatch leaves nothing; only then does one short transaction make the
-//! object row point at the blob. Blobs the row no longer references are deleted after a grace period (readers
-//! that fetched the old row may still be opening them); a crash before that leaves orphans for
-//! unreferenced-file removal, never a half-visible object.
+//! object row point at the blob. Blobs the row no longer references are queued for deletion in the same
+//! transaction (the meta store's `blob_deletions`), due after a grace period (readers that fetched the old row
+//! may still be opening them); [`Catalog::delete_unlinked_blobs`], run periodically by the server, deletes them,
+//! so a crash loses no deletion and never leaves a half-visible object.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::time::Duration;
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -33,8 +33,11 @@ use crate::{
 /// Largest object a single PUT (or a copy) may write: 5 GiB, as S3.
 pub const MAX_PUT_BYTES: u64 = 5 * 1024 * 1024 * 1024;
 
-/// How long blobs unlinked by an overwrite or delete stay readable for reads that fetched the old row.
-const UNLINKED_BLOB_GRACE: Duration = Duration::from_secs(30);
+/// Queued blob deletions claimed (and then deleted concurrently) at a time.
+const DELETION_BATCH: u32 = 100;
+
+/// Blob deletions in flight at once.
+const DELETION_CONCURRENCY: usize = 16;
 
 /// A request body: a stream of chunks plus what the client claims about it.
 pub type ByteStream = BoxStream<'static, Result<Bytes, crate::BodyError>>;
@@ -294,7 +297,7 @@ impl Catalog {
         object_info(record)
     }
 
-    /// Makes `record` the current row of its key, then schedules deletion of what it replaced; on failure the
+    /// Makes `record` the current row of its key (the store queues what it replaced for deletion); on failure the
     /// record's own blobs are deleted (they were never visible).
     pub(crate) async fn commit_object(
         &self,
@@ -302,10 +305,7 @@ impl Catalog {
         condition: &WriteCondition,
     ) -> Result<(), ObjectError> {
         match self.meta.put_object(record, condition).await {
-            Ok(replaced) => {
-                self.unlink_later(replaced);
-                Ok(())
-            }
+            Ok(_queued) => Ok(()),
             Err(e) => {
                 self.delete_blobs_now(record.blobs.iter().map(|s| s.key.clone()).collect())
                     .await;
@@ -402,9 +402,8 @@ impl Catalog {
         table_id: Uuid,
         key: &ObjectKey,
     ) -> Result<(), ObjectError> {
-        if let Some(record) = self.meta.delete_object(table_id, key.as_str()).await? {
-            self.unlink_later(record.blobs);
-        }
+        // The store queues the object's blobs for deletion with the row's removal.
+        self.meta.delete_object(table_id, key.as_str()).await?;
         Ok(())
     }
 
@@ -424,13 +423,8 @@ impl Catalog {
             }
         }
         match self.meta.delete_objects(table.table_id, &valid).await {
-            Ok(deleted) => {
-                self.unlink_later(
-                    deleted
-                        .into_iter()
-                        .flat_map(|record| record.blobs)
-                        .collect(),
-                );
+            // The store queues the deleted objects' blobs for deletion in the same transaction.
+            Ok(_deleted) => {
                 outcomes.extend(valid.iter().map(|key| (key.to_string(), Ok(()))));
             }
             Err(e) => {
@@ -585,18 +579,53 @@ impl Catalog {
         }
     }
 
-    /// Deletes blobs that rows no longer reference, after [`UNLINKED_BLOB_GRACE`], in the background.
-    pub(crate) fn unlink_later(&self, segments: Vec<BlobSegment>) {
-        if segments.is_empty() {
-            return;
-        }
-        let catalog = self.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(UNLINKED_BLOB_GRACE).await;
-            catalog
-                .delete_blobs_now(segments.into_iter().map(|s| s.key).collect())
+    /// Deletes the queued blobs that are due (unlinked by an overwrite, a delete or an abort whose grace period is
+    /// over, or left queued by a crash), batch by batch until none is due; returns how many. A blob that cannot be
+    /// deleted stays queued and is retried later, backing off. Safe to run on several instances at once: a claim
+    /// leases its rows.
+    pub async fn delete_unlinked_blobs(&self) -> Result<usize, ObjectError> {
+        let mut deleted = 0;
+        loop {
+            let now = Utc::now();
+            let batch = self.meta.claim_blob_deletions(now, DELETION_BATCH).await?;
+            if batch.is_empty() {
+                return Ok(deleted);
+            }
+            let claimed = batch.len();
+            // Owned items and a cloned store handle: the future stays `'static`-friendly for `tokio::spawn`.
+            let outcomes: Vec<_> = futures::stream::iter(batch)
+                .map(|item| {
+                    let blobs = self.blobs.clone();
+                    async move {
+                        let outcome = blobs.delete(&item.blob_key).await;
+                        (item, outcome)
+                    }
+                })
+                .buffer_unordered(DELETION_CONCURRENCY)
+                .collect()
                 .await;
-        });
+            let mut done: Vec<String> = Vec::with_capacity(claimed);
+            for (item, outcome) in outcomes {
+                match outcome {
+                    Ok(()) => done.push(item.blob_key),
+                    Err(e) => {
+                        let wait = retry_delay(item.attempts);
+                        tracing::warn!(error = %e, blob = %item.blob_key, attempts = item.attempts,
+                            retry_in_secs = wait.num_seconds(), "could not delete an unlinked blob");
+                        self.meta
+                            .retry_blob_deletion(&item.blob_key, now + wait)
+                            .await?;
+                    }
+                }
+            }
+            let done: Vec<&str> = done.iter().map(String::as_str).collect();
+            self.meta.finish_blob_deletions(&done).await?;
+            deleted += done.len();
+            if done.is_empty() {
+                // Every one failed (the blob store is down): the next pass is the periodic one.
+                return Ok(deleted);
+            }
+        }
     }
 
     /// Deletes blobs no row references (never visible, or unlinked); failures are logged and left to
@@ -608,6 +637,12 @@ impl Catalog {
             }
         }
     }
+}
+
+/// How long a blob deletion that failed `attempts` times waits before the next try: 2, 4, 8 … seconds, at most an
+/// hour.
+fn retry_delay(attempts: u32) -> chrono::Duration {
+    chrono::Duration::seconds(1_i64 << attempts.clamp(1, 12)).min(chrono::Duration::hours(1))
 }
 
 /// Finishes the hashes and checks the body against its declared length and claimed digests.

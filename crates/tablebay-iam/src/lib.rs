@@ -14,15 +14,17 @@ mod credentials;
 mod error;
 mod names;
 mod principals;
+mod resource;
 mod service;
 mod sts;
 
 pub use accounts::NewAccount;
 pub use audit::{AUDIT_TARGET, audit_mutation};
-pub use authorize::{AccessContext, AdminScope, Resource};
+pub use authorize::{AccessContext, AdminScope};
 pub use credentials::KnownKey;
 pub use error::IamError;
 pub use names::{PolicyName, PrincipalName, SessionName};
 pub use principals::{AccessKey, IdentityInfo, IdentityKind, IssuedKey};
+pub use resource::Resource;
 pub use service::{Iam, IamConfig};
 pub use sts::{AssumeRoleRequest, IssuedSession, MAX_SESSION_SECS, MIN_SESSION_SECS, VendedAccess};

@@ -148,6 +148,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let shutdown = shutdown_signal();
     maintenance.spawn(shutdown.0.clone());
+    tokio::spawn(delete_unlinked_blobs(
+        state.catalog.clone(),
+        shutdown.clone(),
+    ));
     if let Some(max_age) = config.multipart_expiry {
         tokio::spawn(expire_uploads(
             state.catalog.clone(),
@@ -190,6 +194,24 @@ async fn expire_uploads(catalog: Catalog, max_age: Duration, shutdown: Shutdown)
         tokio::select! {
             _ = &mut stop => return,
             _ = tokio::time::sleep(period) => {}
+        }
+    }
+}
+
+/// Deletes the blobs the meta store queued for deletion once they are due, now (what a crash left queued) and then
+/// every second, until shutdown.
+async fn delete_unlinked_blobs(catalog: Catalog, shutdown: Shutdown) {
+    let stop = shutdown.wait();
+    tokio::pin!(stop);
+    loop {
+        match catalog.delete_unlinked_blobs().await {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(deleted = n, "deleted unlinked blobs"),
+            Err(e) => tracing::warn!(error = %e, "deleting unlinked blobs failed"),
+        }
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
     }
 }

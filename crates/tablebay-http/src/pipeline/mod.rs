@@ -31,7 +31,7 @@ use tablebay_catalog::AccountId;
 use tablebay_iam::{AccessContext, IamError};
 
 pub(crate) use authenticate::{Schemes, long_term_key};
-pub(crate) use authorize::Need;
+pub(crate) use authorize::{Need, in_namespace, naming_table};
 pub(crate) use body::{BodyBudget, DEFAULT_BODY_BUDGET_BYTES, RequestBody};
 
 use crate::state::AppState;

@@ -20,6 +20,7 @@ mod identity;
 mod maintenance;
 mod s3;
 mod security_confinement;
+mod security_iam;
 mod security_requests;
 mod security_transport;
 mod server;
