@@ -25,7 +25,7 @@ use tablebay_policy::{
     evaluate,
 };
 
-use crate::audit::{AUDIT_TARGET, is_mutation};
+use crate::audit::{Decided, is_mutation, record};
 use crate::credentials::{ROLE, USER};
 use crate::sts::session_policies;
 use crate::{Iam, IamError, Resource};
@@ -276,17 +276,15 @@ impl Iam {
                 Ok(())
             }
             Decision::ExplicitDeny { sid } => {
-                tracing::info!(
-                    target: AUDIT_TARGET,
-                    principal = %principal.arn,
-                    access_key_id = %principal.access_key_id,
-                    action = %action_name,
-                    resource = %arn,
-                    decision = "deny",
-                    reason = "explicit deny",
-                    sid = sid.as_deref().unwrap_or("-"),
-                    request_id = %cx.request_id,
-                    "audit"
+                record(
+                    principal,
+                    &action_name,
+                    &arn,
+                    &cx.request_id,
+                    Decided::Deny {
+                        reason: "explicit deny",
+                        sid: sid.as_deref(),
+                    },
                 );
                 Err(IamError::Denied(format!(
                     "User: {} is not authorized to perform: {action_name} on resource: {arn} with an explicit deny",
@@ -294,16 +292,15 @@ impl Iam {
                 )))
             }
             Decision::ImplicitDeny => {
-                tracing::info!(
-                    target: AUDIT_TARGET,
-                    principal = %principal.arn,
-                    access_key_id = %principal.access_key_id,
-                    action = %action_name,
-                    resource = %arn,
-                    decision = "deny",
-                    reason = "no policy allows it",
-                    request_id = %cx.request_id,
-                    "audit"
+                record(
+                    principal,
+                    &action_name,
+                    &arn,
+                    &cx.request_id,
+                    Decided::Deny {
+                        reason: "no policy allows it",
+                        sid: None,
+                    },
                 );
                 Err(IamError::Denied(format!(
                     "User: {} is not authorized to perform: {action_name} on resource: {arn}",
@@ -322,15 +319,12 @@ impl Iam {
         cx: &AccessContext,
     ) {
         if is_mutation(action.name()) {
-            tracing::info!(
-                target: AUDIT_TARGET,
-                principal = %principal.arn,
-                access_key_id = %principal.access_key_id,
-                action = %action.qualified_name(),
-                resource = %resource.arn(&self.config.region, self.config.flavor),
-                decision = "allow",
-                request_id = %cx.request_id,
-                "audit"
+            record(
+                principal,
+                &action.qualified_name(),
+                &resource.arn(&self.config.region, self.config.flavor),
+                &cx.request_id,
+                Decided::Allow,
             );
         }
     }

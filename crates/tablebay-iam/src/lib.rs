@@ -19,7 +19,7 @@ mod service;
 mod sts;
 
 pub use accounts::NewAccount;
-pub use audit::{AUDIT_TARGET, audit_mutation};
+pub use audit::AUDIT_TARGET;
 pub use authorize::{AccessContext, AdminScope};
 pub use credentials::KnownKey;
 pub use error::IamError;

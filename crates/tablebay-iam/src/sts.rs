@@ -16,7 +16,7 @@ use tablebay_policy::{
 };
 use tablebay_store::meta::CredentialRecord;
 
-use crate::audit::audit_denial;
+use crate::audit::{audit_denial, audit_mutation};
 use crate::authorize::stored_policy;
 use crate::credentials::{ACCOUNT_ROOT, ACTIVE, INSTANCE_ROOT, ROLE, USER};
 use crate::names::{secret_key, session_token, temporary_key_id, token_digest};
@@ -138,15 +138,18 @@ impl Iam {
             MAX_SESSION_SECS,
         )?;
         let kind = stored_kind(caller.kind);
-        self.issue(NewSession {
-            account: &caller.account_id,
-            kind,
-            name: &caller.name,
-            session_name: None,
-            policy: None,
-            expiration: Utc::now() + Duration::seconds(duration),
-        })
-        .await
+        let session = self
+            .issue(NewSession {
+                account: &caller.account_id,
+                kind,
+                name: &caller.name,
+                session_name: None,
+                policy: None,
+                expiration: Utc::now() + Duration::seconds(duration),
+            })
+            .await?;
+        audit_mutation(caller, "sts:GetSessionToken", &caller.arn, request_id);
+        Ok(session)
     }
 
     /// AssumeRole: the role's trust policy must allow the caller and the caller's own policies must allow
@@ -263,6 +266,7 @@ impl Iam {
             assumed_arn,
             format!("{role_name}:{}", session_name.as_str()),
         ));
+        audit_mutation(caller, "sts:AssumeRole", &role_arn, &cx.request_id);
         Ok(session)
     }
 

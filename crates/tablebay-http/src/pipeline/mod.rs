@@ -30,7 +30,7 @@ use tablebay_auth::{AuthError, Principal};
 use tablebay_catalog::AccountId;
 use tablebay_iam::{AccessContext, IamError};
 
-pub(crate) use authenticate::{Schemes, long_term_key};
+pub(crate) use authenticate::{Schemes, long_term_key, lookup};
 pub(crate) use authorize::{Need, in_namespace, naming_table};
 pub(crate) use body::{BodyBudget, DEFAULT_BODY_BUDGET_BYTES, RequestBody};
 
@@ -210,6 +210,17 @@ async fn run<S: Surface>(
     let (resolved, needs) = surface.resolve(&cx, endpoint).await?;
     authorize::authorize(&cx, outcome.operation, &needs).await?;
     surface.handle(&cx, resolved).await
+}
+
+/// Authenticates a request that carries no body (a metrics scrape): the same schemes and checks as any other.
+pub(crate) async fn authenticate_bodiless(
+    app: &AppState,
+    schemes: Schemes,
+    parts: &Parts,
+) -> Result<Principal, PipelineError> {
+    let pending = authenticate::identify(app, schemes, parts).await?;
+    let (principal, _) = pending.finish(parts, bytes::Bytes::new())?;
+    Ok(principal)
 }
 
 /// Serves a request that takes no credentials (the OAuth2 token endpoint): a bounded body, then `handle` (which

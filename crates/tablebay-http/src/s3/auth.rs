@@ -22,7 +22,7 @@ use tablebay_policy::Action;
 
 use super::error::s3_error;
 use super::router::RequestContext;
-use crate::authn::lookup;
+use crate::pipeline::lookup;
 
 /// What an operation does to a table's data; named after the S3 Tables actions that grant it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
