@@ -45,7 +45,7 @@ pub use commit_observer::CommitObserver;
 pub use encryption::RequestedEncryption;
 pub use error::CatalogError;
 pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
-pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedReply};
+pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedCommit, RememberedReply};
 pub use listing::{ListRequest, Listing, MAX_LIST_KEYS};
 pub use maintenance::TableMaintenanceUpdate;
 pub use metadata::{TableDefinition, metadata_json};

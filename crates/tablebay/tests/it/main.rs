@@ -16,6 +16,7 @@ mod encryption;
 mod iam;
 mod iceberg_clients_rust;
 mod iceberg_server;
+mod idempotency;
 mod identity;
 mod maintenance;
 mod s3;
