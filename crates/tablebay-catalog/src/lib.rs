@@ -36,7 +36,7 @@ mod table_files;
 mod tagging;
 mod views;
 
-pub use arn::{AccountId, ArnFlavor, BucketArn, ResourceArn, TableArn};
+pub use arn::{AccountId, ArnFlavor, BucketArn, ResourceArn, TableArn, parse_arn_flavor};
 pub use bucket::{NewBucket, TableBucket};
 pub use catalog::{Catalog, CatalogConfig};
 pub use checksum::{Checksum, ChecksumAlgorithm, ChecksumType};

@@ -91,10 +91,7 @@ impl Resource {
     /// The resource's ARN as policies match it.
     pub fn arn(&self, region: &str, flavor: ArnFlavor) -> String {
         match self {
-            Self::Account(account) => match flavor {
-                ArnFlavor::Oss => format!("acs:osstables:{region}:{account}:bucket/*"),
-                ArnFlavor::Aws => format!("arn:aws:s3tables:{region}:{account}:bucket/*"),
-            },
+            Self::Account(account) => format!("{}{region}:{account}:bucket/*", flavor.tables()),
             Self::Bucket(bucket) => bucket.clone().with_flavor(flavor).to_string(),
             Self::Table(table) => {
                 let mut table = table.clone();

@@ -37,6 +37,7 @@ mod keys;
 mod pattern;
 
 pub use action::{Action, Service};
+pub use arn::ArnFlavor;
 pub use document::{Policy, PolicyKind, ResourceFacts};
 pub use error::PolicyError;
 pub use eval::{Caller, Context, Decision, Policies, Request, evaluate, evaluate_assume_role};
