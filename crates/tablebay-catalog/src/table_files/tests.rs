@@ -197,8 +197,8 @@ async fn reads_writes_and_deletes_outside_the_storage_are_refused() {
         files.delete(&secret).await,
         Err(CatalogError::Invalid(_))
     ));
-    let body: crate::ByteStream = Box::pin(futures::stream::once(async {
-        Ok::<_, crate::BodyError>(Bytes::from_static(b"x"))
+    let body: tablebay_objects::ByteStream = Box::pin(futures::stream::once(async {
+        Ok::<_, tablebay_objects::BodyError>(Bytes::from_static(b"x"))
     }));
     assert!(matches!(
         files.write(&secret, body).await,
