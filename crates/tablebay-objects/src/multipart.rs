@@ -65,7 +65,7 @@ pub struct Part {
     pub encryption: Option<ObjectEncryption>,
 }
 
-/// A part as CompleteMultipartUpload lists it.
+/// A part as a completion lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompletedPart {
     /// Its number.
@@ -76,7 +76,7 @@ pub struct CompletedPart {
     pub checksum: Option<(ChecksumAlgorithm, String)>,
 }
 
-/// What CompleteMultipartUpload asks for.
+/// What a completion asks for.
 #[derive(Clone, Debug, Default)]
 pub struct CompleteRequest {
     /// The parts, in ascending order.
@@ -292,7 +292,7 @@ impl Objects {
             }
             chosen.push(part);
         }
-        // Sizes only once every listed part is known to exist, as S3 reports InvalidPart first.
+        // Sizes only once every listed part is known to exist, as S3 reports a part mismatch first.
         if chosen
             .iter()
             .take(last_index)
