@@ -29,8 +29,8 @@ use crate::catalog::new_version_token;
 use crate::iceberg_tables::IcebergTable;
 use crate::metadata::metadata_file_location;
 use crate::metadata_cache::{LoadedMetadata, SnapshotRefInfo};
-use crate::objects::TableLocation;
 use crate::{AccountId, Catalog, CatalogError, Namespace, Table, TableFiles, TableName};
+use tablebay_objects::TableLocation;
 
 /// How many times a commit is rebased onto a table that moved before the server gives up with a 409.
 const MAX_ATTEMPTS: u32 = 12;

@@ -79,6 +79,7 @@ impl RequestContext {
 pub(crate) fn router(state: AppState) -> Router {
     let mut builder = S3ServiceBuilder::new(DataPlane {
         catalog: state.catalog.clone(),
+        objects: state.objects.clone(),
     });
     builder.set_auth(KeyStore {
         iam: state.iam.clone(),
