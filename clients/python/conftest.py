@@ -1,7 +1,8 @@
 """Fixtures of the real-client suite.
 
 Each test module gets its own `tablebay serve` (module scope), started from `TABLEBAY_BIN` (else
-`$CARGO_TARGET_DIR/debug/tablebay`) with a temporary data dir, ephemeral ports, `--arn-flavor aws`,
+`$CARGO_TARGET_DIR/debug/tablebay`, built if stale; tablebay_test/binary.py refuses a binary built from other
+sources unless `TABLEBAY_BIN_UNCHECKED=1`) with a temporary data dir, ephemeral ports, `--arn-flavor aws`,
 region us-east-1, account 111122223333 and fixed root credentials. `oss_server` is a second one with
 the default (oss) ARN flavor. Clients are boto3 (`s3tables`), the `aws` CLI (`cli`) and raw
 SigV4-signed requests (`raw`).

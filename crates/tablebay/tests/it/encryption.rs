@@ -432,9 +432,7 @@ async fn altered_bytes_fail_with_an_integrity_error() {
 
 /// Runs `tablebay serve` on `data` expecting it to exit at startup; returns its stderr.
 fn start_fails(data: &Path, extra: &[&str]) -> String {
-    let binary = std::env::var("TABLEBAY_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_tablebay").to_string());
-    let mut child = Command::new(binary)
+    let mut child = Command::new(crate::server::binary())
         .args(["serve", "--data-dir"])
         .arg(data)
         .args(["--tables-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0"])

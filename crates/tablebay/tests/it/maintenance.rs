@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 use sqlx::{AssertSqlSafe, Connection};
+use tablebay_store::test_support::TestDatabase;
 
 use crate::server::{ACCESS_KEY, ACCOUNT, SECRET, TestServer, seg};
 
@@ -181,9 +182,7 @@ async fn run_now_answers_its_record_and_status_follows() {
     }
 
     // The CLI signs and calls the same endpoint.
-    let binary = std::env::var("TABLEBAY_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_tablebay").to_string());
-    let output = std::process::Command::new(binary)
+    let output = std::process::Command::new(crate::server::binary())
         .args([
             "maintenance",
             "run",
@@ -341,34 +340,13 @@ async fn admin_errors_are_json_and_change_nothing() {
     assert!(runs(&server, "").await.is_empty());
 }
 
-/// A fresh database on the test PostgreSQL server, or `None` when `TABLEBAY_TEST_POSTGRES_URL` is unset.
-async fn fresh_postgres() -> Option<String> {
-    let Ok(server) = std::env::var("TABLEBAY_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "note: TABLEBAY_TEST_POSTGRES_URL is unset; skipping the two-instance PostgreSQL test"
-        );
-        return None;
-    };
-    let name = format!("tb_it_{:016x}", rand::random::<u64>());
-    let mut admin = sqlx::PgConnection::connect(&server).await.unwrap();
-    sqlx::query(AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let (base, query) = server
-        .split_once('?')
-        .map_or((server.as_str(), String::new()), |(b, q)| {
-            (b, format!("?{q}"))
-        });
-    let root = base.rsplit_once('/').map_or(base, |(root, _)| root);
-    Some(format!("{root}/{name}{query}"))
-}
-
 #[tokio::test]
 async fn two_instances_share_jobs_and_take_over_a_dead_workers_job() {
-    let Some(url) = fresh_postgres().await else {
+    // Unset TABLEBAY_TEST_POSTGRES_URL: skipped with a note; set but unusable: a failure.
+    let Some(database) = TestDatabase::create().await else {
         return;
     };
+    let url = database.url().to_string();
     let blobs = tempfile::tempdir().unwrap();
     let blob_dir = blobs.path().to_str().unwrap().to_string();
     // Instances sharing one metadata store share its master keys (each would otherwise generate its own, and the
@@ -530,4 +508,6 @@ async fn two_instances_share_jobs_and_take_over_a_dead_workers_job() {
     );
     drop(a);
     drop(b);
+    let _ = conn.close().await;
+    database.drop_database().await;
 }
