@@ -11,10 +11,11 @@
 //! Every case runs on a fresh fixture (bucket, namespaces, a table with metadata, a data object, a table policy)
 //! made by the owning account's root, so that the cases cannot disturb each other.
 
-use http::Method;
+use http::{Method, Method as M};
 use serde_json::{Value, json};
 use tablebay_policy::{Action, IcebergOperation, iceberg_operation_actions};
 
+use crate::identity::{Iceberg, S3, Tables};
 use crate::server::{REGION, TestServer, seg};
 use crate::world::{Surface, Who, World, must, send};
 
@@ -25,8 +26,8 @@ impl World {
         must(
             &self.server,
             &self.owner,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             &path,
             json!({"resourcePolicy": document}),
         )
@@ -37,7 +38,7 @@ impl World {
     /// a table policy, and one data object.
     async fn fixture(&self, n: usize) -> Fixture {
         let (s, o) = (&self.server, &self.owner);
-        let bucket = must(s, o, Method::PUT, Surface::Tables, "/buckets",
+        let bucket = must(s, o, M::PUT, Tables, "/buckets",
             json!({"name": format!("fixture-{n}"), "encryptionConfiguration": {"sseAlgorithm": "AES256"}})).await;
         let bucket_arn = bucket["arn"].as_str().unwrap().to_string();
         let b = seg(&bucket_arn);
@@ -45,8 +46,8 @@ impl World {
             must(
                 s,
                 o,
-                Method::PUT,
-                Surface::Tables,
+                M::PUT,
+                Tables,
                 &format!("/namespaces/{b}"),
                 json!({"namespace": [ns]}),
             )
@@ -55,8 +56,8 @@ impl World {
         must(
             s,
             o,
-            Method::POST,
-            Surface::Iceberg,
+            M::POST,
+            Iceberg,
             &format!("/iceberg/v1/{b}/namespaces/ns/tables"),
             json!({"name": "t", "schema": schema()}),
         )
@@ -64,8 +65,8 @@ impl World {
         let location = must(
             s,
             o,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/tables/{b}/ns/t/metadata-location"),
             Value::Null,
         )
@@ -73,8 +74,8 @@ impl World {
         let table = must(
             s,
             o,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/get-table?tableBucketARN={b}&namespace=ns&name=t"),
             Value::Null,
         )
@@ -88,8 +89,8 @@ impl World {
         must(
             s,
             o,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             &format!("/tables/{b}/ns/t/policy"),
             json!({"resourcePolicy": benign_policy(&o.account, "s3tables:GetTable")}),
         )
@@ -97,8 +98,8 @@ impl World {
         let (status, text) = send(
             s,
             o,
-            Method::PUT,
-            Surface::S3,
+            M::PUT,
+            S3,
             &format!("/{storage}/data/probe.bin"),
             b"probe",
         )
@@ -132,13 +133,12 @@ impl World {
             format!("/tables/{b}/ns/t/maintenance"),
         ]
         .into_iter()
-        .map(|path| (Surface::Tables, path))
+        .map(|path| (Tables, path))
         .collect();
-        reads.push((Surface::S3, format!("/{}?list-type=2", f.storage)));
+        reads.push((S3, format!("/{}?list-type=2", f.storage)));
         let mut state = Vec::new();
         for (surface, path) in reads {
-            let (status, body) =
-                send(&self.server, &self.owner, Method::GET, surface, &path, b"").await;
+            let (status, body) = send(&self.server, &self.owner, M::GET, surface, &path, b"").await;
             // An S3 error names its request; that is the one part that may differ.
             let body = match (body.find("<RequestId>"), body.find("</RequestId>")) {
                 (Some(start), Some(end)) if start < end => {
@@ -226,8 +226,6 @@ impl Op {
 /// The operation that needs `action`, on fixture `f`.
 fn op_for(action: Action, f: &Fixture, owner: &str) -> Op {
     use Action as A;
-    use Method as M;
-    use Surface::{S3, Tables};
     let b = seg(&f.bucket_arn);
     let t = format!("/tables/{b}/ns/t");
     let maintenance_bucket = json!({"value": {"status": "enabled",
@@ -403,8 +401,8 @@ async fn empty_bucket(world: &World, f: &Fixture) {
     must(
         s,
         o,
-        Method::DELETE,
-        Surface::Tables,
+        M::DELETE,
+        Tables,
         &format!("/tables/{b}/ns/t"),
         Value::Null,
     )
@@ -413,8 +411,8 @@ async fn empty_bucket(world: &World, f: &Fixture) {
         must(
             s,
             o,
-            Method::DELETE,
-            Surface::Tables,
+            M::DELETE,
+            Tables,
             &format!("/namespaces/{b}/{ns}"),
             Value::Null,
         )
@@ -548,7 +546,6 @@ async fn every_action_is_enforced_as_the_guide_says() {
 /// The Iceberg request of an operation, on fixture `f` (prefix: the URL-encoded bucket ARN).
 fn iceberg_request(op: IcebergOperation, f: &Fixture) -> Option<(Method, String, Value)> {
     use IcebergOperation as O;
-    use Method as M;
     let p = format!("/iceberg/v1/{}", seg(&f.bucket_arn));
     let t = format!("{p}/namespaces/ns/tables/t");
     Some(match op {
@@ -621,15 +618,7 @@ async fn every_iceberg_operation_needs_exactly_its_actions() {
                     .set_identity("ana", Some(identity_allowing(&held, &owner_account)))
                     .await;
             }
-            let got = send(
-                s,
-                &world.ana,
-                method.clone(),
-                Surface::Iceberg,
-                &path,
-                &bytes,
-            )
-            .await;
+            let got = send(s, &world.ana, method.clone(), Iceberg, &path, &bytes).await;
             assert_denied(&got, &format!("{op:?} without {missing}"));
         }
         assert_eq!(
@@ -641,15 +630,7 @@ async fn every_iceberg_operation_needs_exactly_its_actions() {
         world
             .set_identity("ana", Some(identity_allowing(needs, &owner_account)))
             .await;
-        let got = send(
-            s,
-            &world.ana,
-            method.clone(),
-            Surface::Iceberg,
-            &path,
-            &bytes,
-        )
-        .await;
+        let got = send(s, &world.ana, method.clone(), Iceberg, &path, &bytes).await;
         assert_allowed(&got, &format!("{op:?} with {:?}", qualified(needs)));
     }
 }
@@ -686,8 +667,8 @@ async fn bad_policies_get_400_and_change_nothing() {
         let (status, text) = send(
             s,
             owner,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             "/admin/users/ana/policies/p",
             document.as_bytes(),
         )
@@ -700,8 +681,8 @@ async fn bad_policies_get_400_and_change_nothing() {
         let (status, text) = send(
             s,
             owner,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             &format!("/buckets/{b}/policy"),
             &body,
         )
@@ -714,8 +695,8 @@ async fn bad_policies_get_400_and_change_nothing() {
     let (status, _) = send(
         s,
         owner,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         "/admin/users/ana/policies/p",
         with_principal.as_bytes(),
     )
@@ -727,8 +708,8 @@ async fn bad_policies_get_400_and_change_nothing() {
         send(
             s,
             owner,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             &format!("/buckets/{b}/policy"),
             &body
         )
@@ -740,8 +721,8 @@ async fn bad_policies_get_400_and_change_nothing() {
     let got = must(
         s,
         owner,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         "/admin/users/ana/policies/p",
         Value::Null,
     )
@@ -751,8 +732,8 @@ async fn bad_policies_get_400_and_change_nothing() {
         send(
             s,
             owner,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/buckets/{b}/policy"),
             b""
         )
@@ -761,23 +742,15 @@ async fn bad_policies_get_400_and_change_nothing() {
         404
     );
     assert_allowed(
-        &send(
-            s,
-            &world.ana,
-            Method::GET,
-            Surface::Tables,
-            &format!("/buckets/{b}"),
-            b"",
-        )
-        .await,
+        &send(s, &world.ana, M::GET, Tables, &format!("/buckets/{b}"), b"").await,
         "GetTableBucket",
     );
     assert_denied(
         &send(
             s,
             &world.ana,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/namespaces/{b}"),
             b"",
         )

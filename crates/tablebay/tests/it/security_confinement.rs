@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
-use http::Method;
+use http::{Method, Method as M};
 use iceberg::arrow::schema_to_arrow_schema;
 use iceberg::io::MemoryStorageFactory;
 use iceberg::spec::DataFileFormat;
@@ -41,8 +41,9 @@ use parquet::file::properties::WriterProperties;
 use serde_json::{Value, json};
 use tablebay_compaction::table_file_io;
 
+use crate::identity::{Iceberg, S3, Tables};
+use crate::server::{ACCESS_KEY, REGION, SECRET, TestServer, seg};
 use crate::world::{Surface, Who, must, send};
-use crate::server::{ACCESS_KEY, ACCOUNT, REGION, SECRET, TestServer, seg};
 
 /// The server, the victim (the instance's root account), the attacker account's root and its user `eve`.
 struct World {
@@ -103,52 +104,10 @@ impl World {
         let mut args = vec!["--arn-flavor", "aws"];
         args.extend_from_slice(extra);
         let server = TestServer::start_with(&args);
-        let victim = Who {
-            key: ACCESS_KEY.into(),
-            secret: SECRET.into(),
-            account: ACCOUNT.into(),
-            arn: String::new(),
-        };
-        let created = must(
-            &server,
-            &victim,
-            Method::POST,
-            Surface::Tables,
-            "/admin/accounts",
-            json!({"accountName": "mallory"}),
-        )
-        .await;
-        let mallory = Who {
-            key: created["accessKeyId"].as_str().unwrap().into(),
-            secret: created["secretAccessKey"].as_str().unwrap().into(),
-            account: created["accountId"].as_str().unwrap().into(),
-            arn: String::new(),
-        };
+        let victim = Who::instance();
+        let mallory = Who::account(&server, &victim, "mallory").await;
         assert_ne!(mallory.account, victim.account);
-        let user = must(
-            &server,
-            &mallory,
-            Method::POST,
-            Surface::Tables,
-            "/admin/users",
-            json!({"userName": "eve"}),
-        )
-        .await;
-        let key = must(
-            &server,
-            &mallory,
-            Method::POST,
-            Surface::Tables,
-            "/admin/users/eve/access-keys",
-            Value::Null,
-        )
-        .await;
-        let eve = Who {
-            key: key["accessKeyId"].as_str().unwrap().into(),
-            secret: key["secretAccessKey"].as_str().unwrap().into(),
-            account: mallory.account.clone(),
-            arn: user["userArn"].as_str().unwrap().into(),
-        };
+        let eve = Who::user(&server, &mallory, "eve", None).await;
         World {
             server,
             victim,
@@ -165,8 +124,8 @@ impl World {
         must(
             &self.server,
             &self.mallory,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             "/admin/users/eve/policies/p",
             Value::String(document.to_string()),
         )
@@ -176,22 +135,15 @@ impl World {
     /// Creates bucket `bucket` (unless it exists) with namespace `ns`, and table `ns.name` through Iceberg.
     async fn table(&self, who: &Who, bucket: &str, name: &str) -> Tbl {
         let s = &self.server;
-        let (status, created) = call(
-            s,
-            who,
-            Method::PUT,
-            Surface::Tables,
-            "/buckets",
-            json!({"name": bucket}),
-        )
-        .await;
+        let (status, created) =
+            call(s, who, M::PUT, Tables, "/buckets", json!({"name": bucket})).await;
         let bucket_arn = if status == 200 {
             let arn = created["arn"].as_str().unwrap().to_string();
             must(
                 s,
                 who,
-                Method::PUT,
-                Surface::Tables,
+                M::PUT,
+                Tables,
                 &format!("/namespaces/{}", seg(&arn)),
                 json!({"namespace": ["ns"]}),
             )
@@ -204,8 +156,8 @@ impl World {
         must(
             s,
             who,
-            Method::POST,
-            Surface::Iceberg,
+            M::POST,
+            Iceberg,
             &format!("/iceberg/v1/{b}/namespaces/ns/tables"),
             json!({"name": name, "schema": schema()}),
         )
@@ -213,8 +165,8 @@ impl World {
         let table = must(
             s,
             who,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/get-table?tableBucketARN={b}&namespace=ns&name={name}"),
             Value::Null,
         )
@@ -239,8 +191,8 @@ impl World {
         let got = must(
             &self.server,
             who,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/tables/{}/ns/{}/metadata-location", t.b(), t.name),
             Value::Null,
         )
@@ -256,8 +208,8 @@ impl World {
         let (status, body) = send(
             &self.server,
             owner,
-            Method::GET,
-            Surface::S3,
+            M::GET,
+            S3,
             &format!("/{storage}?list-type=2"),
             b"",
         )
@@ -285,8 +237,8 @@ impl World {
         call(
             &self.server,
             who,
-            Method::POST,
-            Surface::Iceberg,
+            M::POST,
+            Iceberg,
             &format!("/iceberg/v1/{}/namespaces/ns/tables/{}", t.b(), t.name),
             json!({"requirements": [], "updates": updates}),
         )
@@ -298,8 +250,8 @@ impl World {
         let (status, run) = call(
             &self.server,
             who,
-            Method::POST,
-            Surface::Tables,
+            M::POST,
+            Tables,
             "/admin/maintenance/run",
             json!({"tableArn": t.arn, "type": job}),
         )
@@ -347,8 +299,8 @@ async fn a_table_cannot_be_pointed_at_another_tables_metadata() {
         let (status, body) = call(
             &w.server,
             &w.eve,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             &path,
             json!({"versionToken": token, "metadataLocation": location}),
         )
@@ -365,8 +317,8 @@ async fn a_table_cannot_be_pointed_at_another_tables_metadata() {
     let loaded = must(
         &w.server,
         &w.mallory,
-        Method::GET,
-        Surface::Iceberg,
+        M::GET,
+        Iceberg,
         &format!("/iceberg/v1/{}/namespaces/ns/tables/own", own.b()),
         Value::Null,
     )
@@ -377,8 +329,8 @@ async fn a_table_cannot_be_pointed_at_another_tables_metadata() {
     let (status, body) = call(
         &w.server,
         &w.eve,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &path,
         json!({"versionToken": token, "metadataLocation": inside}),
     )
@@ -462,7 +414,7 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
         );
         let body = json!({"name": name, "metadata-location": location});
         let server = &w.server;
-        async move { call(server, &who, Method::POST, Surface::Iceberg, &path, body).await }
+        async move { call(server, &who, M::POST, Iceberg, &path, body).await }
     };
     // A live table's files: 409 in its own account (the storage has its owner already), 403 from another.
     let (status, body) = register(&w.victim, &victim, "copy", &victim.metadata_location).await;
@@ -475,8 +427,8 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
     must(
         &w.server,
         &w.victim,
-        Method::DELETE,
-        Surface::Iceberg,
+        M::DELETE,
+        Iceberg,
         &format!("/iceberg/v1/{}/namespaces/ns/tables/dropped", dropped.b()),
         Value::Null,
     )
@@ -489,8 +441,8 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
     let (status, body) = call(
         &w.server,
         &w.mallory,
-        Method::POST,
-        Surface::Iceberg,
+        M::POST,
+        Iceberg,
         &format!("/iceberg/v1/{}/namespaces/ns/tables/taken", own.b()),
         json!({"requirements": [{"type": "assert-create"}], "updates": [
             {"action": "add-schema", "schema": schema()},
@@ -502,8 +454,8 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
     let (status, _) = send(
         &w.server,
         &w.mallory,
-        Method::HEAD,
-        Surface::Iceberg,
+        M::HEAD,
+        Iceberg,
         &format!("/iceberg/v1/{}/namespaces/ns/tables/taken", own.b()),
         b"",
     )
@@ -526,8 +478,8 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
     let again = must(
         &w.server,
         &w.victim,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!(
             "/get-table?tableBucketARN={}&namespace=ns&name=again",
             victim.b()
@@ -612,8 +564,8 @@ async fn plant_copy(w: &World, victim: &Tbl, own: &Tbl, location: &str, n: u32) 
     let loaded = must(
         &w.server,
         &w.victim,
-        Method::GET,
-        Surface::Iceberg,
+        M::GET,
+        Iceberg,
         &format!(
             "/iceberg/v1/{}/namespaces/ns/tables/{}",
             victim.b(),
@@ -633,8 +585,8 @@ async fn plant_copy(w: &World, victim: &Tbl, own: &Tbl, location: &str, n: u32) 
     let (status, body) = send(
         &w.server,
         &w.mallory,
-        Method::PUT,
-        Surface::S3,
+        M::PUT,
+        S3,
         &format!("/{}/{key}", own.storage),
         &serde_json::to_vec(&copy).unwrap(),
     )
@@ -645,8 +597,8 @@ async fn plant_copy(w: &World, victim: &Tbl, own: &Tbl, location: &str, n: u32) 
     must(
         &w.server,
         &w.mallory,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &format!("/tables/{}/ns/{}/metadata-location", own.b(), own.name),
         json!({"versionToken": token, "metadataLocation": planted}),
     )
@@ -722,8 +674,8 @@ async fn a_queued_job_of_a_deleted_table_runs_nothing_and_is_recorded_nowhere() 
     must(
         &w.server,
         &w.mallory,
-        Method::DELETE,
-        Surface::Tables,
+        M::DELETE,
+        Tables,
         &format!("/tables/{}/ns/gone", gone.b()),
         Value::Null,
     )
@@ -753,8 +705,8 @@ async fn a_queued_job_of_a_deleted_table_runs_nothing_and_is_recorded_nowhere() 
         let runs = must(
             &w.server,
             &w.mallory,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             "/admin/maintenance/runs",
             Value::Null,
         )
@@ -781,8 +733,8 @@ async fn a_queued_job_of_a_deleted_table_runs_nothing_and_is_recorded_nowhere() 
     let (status, body) = call(
         &w.server,
         &w.mallory,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/maintenance/run",
         json!({"tableArn": gone.arn, "type": "icebergSnapshotManagement"}),
     )

@@ -57,9 +57,11 @@ fn checked_binary() -> Result<String, String> {
         .output()
         .map_err(|e| format!("{origin} ({binary}) does not run: {e}"))?;
     let version = String::from_utf8_lossy(&output.stdout);
-    let have = version
-        .split_once("(source ")
-        .map(|(_, rest)| rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>());
+    let have = version.split_once("(source ").map(|(_, rest)| {
+        rest.chars()
+            .take_while(char::is_ascii_hexdigit)
+            .collect::<String>()
+    });
     match have {
         Some(have) if have == want => Ok(binary),
         _ => Err(format!(

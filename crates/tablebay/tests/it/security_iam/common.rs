@@ -1,9 +1,10 @@
 //! What the issue-14 IAM tests share: STS calls, roles, buckets and Iceberg tables with one object each.
 
-use http::Method;
+use http::Method as M;
 use serde_json::{Value, json};
 
-use crate::identity::{Creds, Surface, must, send};
+use crate::identity::{Creds, must, send};
+use crate::identity::{Iceberg, S3, Sts, Tables};
 use crate::server::{ACCOUNT, TestServer, seg};
 
 /// Sends an STS Query request.
@@ -22,15 +23,7 @@ pub(super) async fn sts(
         })
         .collect::<Vec<_>>()
         .join("&");
-    send(
-        server,
-        creds,
-        Method::POST,
-        Surface::Sts,
-        "/sts",
-        body.as_bytes(),
-    )
-    .await
+    send(server, creds, M::POST, Sts, "/sts", body.as_bytes()).await
 }
 
 /// The text of the first `<name>` element.
@@ -88,8 +81,8 @@ pub(super) async fn create_role(
     let role = must(
         server,
         root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/roles",
         json!({"roleName": name, "trustPolicy": trust}),
     )
@@ -97,8 +90,8 @@ pub(super) async fn create_role(
     must(
         server,
         root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &format!("/admin/roles/{name}/policies/main"),
         Value::String(policy.to_string()),
     )
@@ -115,8 +108,8 @@ pub(super) async fn bucket(server: &TestServer, root: &Creds, bucket: &str) -> S
     let created = must(
         server,
         root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         "/buckets",
         json!({"name": bucket}),
     )
@@ -137,8 +130,8 @@ pub(super) async fn iceberg_table(
     let (status, text) = send(
         server,
         root,
-        Method::POST,
-        Surface::Iceberg,
+        M::POST,
+        Iceberg,
         &format!("/iceberg/v1/{prefix}/namespaces"),
         json!({"namespace": [ns]}).to_string().as_bytes(),
     )
@@ -148,8 +141,8 @@ pub(super) async fn iceberg_table(
     let table = must(
         server,
         root,
-        Method::POST,
-        Surface::Iceberg,
+        M::POST,
+        Iceberg,
         &format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables"),
         json!({"name": name, "schema": schema}),
     )
@@ -163,8 +156,8 @@ pub(super) async fn iceberg_table(
     let (status, text) = send(
         server,
         root,
-        Method::PUT,
-        Surface::S3,
+        M::PUT,
+        S3,
         &format!("/{data}/data/x"),
         b"hello",
     )
@@ -184,8 +177,8 @@ pub(super) async fn table_arn(
     let got = must(
         server,
         root,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!(
             "/get-table?tableBucketARN={}&namespace={ns}&name={name}",
             seg(bucket_arn)
