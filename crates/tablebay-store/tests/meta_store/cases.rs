@@ -476,14 +476,7 @@ pub(crate) async fn tables_swap_all_or_nothing(env: Env) {
     let tokens = || async {
         let mut tokens = Vec::new();
         for t in &tables {
-            tokens.push(
-                store
-                    .table_by_id(t.id)
-                    .await
-                    .unwrap()
-                    .unwrap()
-                    .version_token,
-            );
+            tokens.push(token(&store, t.id).await);
         }
         tokens
     };
@@ -689,100 +682,29 @@ pub(crate) async fn tables_delete(env: Env) {
 }
 
 pub(crate) async fn attributes_crud(env: Env) {
+    use AttributeKey::{Policy, StorageClass};
     let store = &env.store;
+    let get = async |r, key| store.attribute(r, key).await.unwrap();
+    let set = async |r, key, value: &str| store.set_attribute(r, key, value).await.unwrap();
+    let delete = async |r, key| store.delete_attribute(r, key).await.unwrap();
     let (r1, r2) = (Uuid::now_v7(), Uuid::now_v7());
-    assert_eq!(
-        store.attribute(r1, AttributeKey::Policy).await.unwrap(),
-        None
-    );
-    assert!(
-        !store
-            .delete_attribute(r1, AttributeKey::Policy)
-            .await
-            .unwrap()
-    );
+    assert_eq!(get(r1, Policy).await, None);
+    assert!(!delete(r1, Policy).await);
 
-    store
-        .set_attribute(r1, AttributeKey::Policy, "p1")
-        .await
-        .unwrap();
-    store
-        .set_attribute(r1, AttributeKey::StorageClass, "sc")
-        .await
-        .unwrap();
-    store
-        .set_attribute(r2, AttributeKey::Policy, "p2")
-        .await
-        .unwrap();
-    assert_eq!(
-        store
-            .attribute(r1, AttributeKey::Policy)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("p1")
-    );
-    store
-        .set_attribute(r1, AttributeKey::Policy, "p1'")
-        .await
-        .unwrap();
-    assert_eq!(
-        store
-            .attribute(r1, AttributeKey::Policy)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("p1'")
-    );
-    assert_eq!(
-        store
-            .attribute(r1, AttributeKey::StorageClass)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("sc")
-    );
-    assert_eq!(
-        store
-            .attribute(r2, AttributeKey::Policy)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("p2")
-    );
+    set(r1, Policy, "p1").await;
+    set(r1, StorageClass, "sc").await;
+    set(r2, Policy, "p2").await;
+    assert_eq!(get(r1, Policy).await.as_deref(), Some("p1"));
+    set(r1, Policy, "p1'").await;
+    assert_eq!(get(r1, Policy).await.as_deref(), Some("p1'"));
+    assert_eq!(get(r1, StorageClass).await.as_deref(), Some("sc"));
+    assert_eq!(get(r2, Policy).await.as_deref(), Some("p2"));
 
-    assert!(
-        store
-            .delete_attribute(r1, AttributeKey::Policy)
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store
-            .delete_attribute(r1, AttributeKey::Policy)
-            .await
-            .unwrap()
-    );
-    assert_eq!(
-        store.attribute(r1, AttributeKey::Policy).await.unwrap(),
-        None
-    );
-    assert_eq!(
-        store
-            .attribute(r1, AttributeKey::StorageClass)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("sc")
-    );
-    assert_eq!(
-        store
-            .attribute(r2, AttributeKey::Policy)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("p2")
-    );
+    assert!(delete(r1, Policy).await);
+    assert!(!delete(r1, Policy).await);
+    assert_eq!(get(r1, Policy).await, None);
+    assert_eq!(get(r1, StorageClass).await.as_deref(), Some("sc"));
+    assert_eq!(get(r2, Policy).await.as_deref(), Some("p2"));
 
     // Every key round-trips, with a large JSON value.
     let big = format!(

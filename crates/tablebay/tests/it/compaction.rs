@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use arrow_array::{Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use futures::TryStreamExt;
-use http::{Method, StatusCode};
+use http::{Method as M, StatusCode};
 use iceberg::arrow::schema_to_arrow_schema;
 use iceberg::io::{FileIO, MemoryStorageFactory};
 use iceberg::spec::{
@@ -63,7 +63,7 @@ struct Fixture {
 async fn fixture(bucket: &str) -> Fixture {
     let server = TestServer::start();
     let response = server
-        .call(Method::PUT, "/buckets", json!({ "name": bucket }))
+        .call(M::PUT, "/buckets", json!({ "name": bucket }))
         .await;
     assert_eq!(response.status(), StatusCode::OK);
     let warehouse = response.json::<Value>().await.unwrap()["arn"]

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use http::{Method, StatusCode};
+use http::{Method as M, StatusCode};
 use serde_json::{Value, json};
 
 use crate::s3::{error_code, new_table, s3, try_s3};
@@ -61,7 +61,7 @@ async fn put(
 ) -> reqwest::Response {
     s3(
         server,
-        Method::PUT,
+        M::PUT,
         &format!("/{bucket}/{key}"),
         body,
         extra,
@@ -80,7 +80,7 @@ async fn get(
     let header = range.map(|r| ("range", r));
     s3(
         server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}/{key}"),
         b"",
         header.as_slice(),
@@ -133,7 +133,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
     let key = "data/multi.parquet";
     let created = s3(
         &server,
-        Method::POST,
+        M::POST,
         &format!("/{bucket}/{key}?uploads"),
         b"",
         &[],
@@ -157,7 +157,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
     let mut etags = Vec::new();
     for (n, part) in [(1, &part1), (2, &part2)] {
         let path = format!("/{bucket}/{key}?partNumber={n}&uploadId={upload_id}");
-        let resp = s3(&server, Method::PUT, &path, part, &[], SECRET, false).await;
+        let resp = s3(&server, M::PUT, &path, part, &[], SECRET, false).await;
         assert_eq!(resp.status(), StatusCode::OK);
         assert_eq!(sse(&resp).as_deref(), Some("AES256"), "UploadPart answer");
         etags.push(resp.headers()["etag"].to_str().unwrap().to_string());
@@ -170,7 +170,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
     let path = format!("/{bucket}/{key}?uploadId={upload_id}");
     let done = s3(
         &server,
-        Method::POST,
+        M::POST,
         &path,
         complete.as_bytes(),
         &[],
@@ -256,7 +256,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
 
     let head = s3(
         &server,
-        Method::HEAD,
+        M::HEAD,
         &format!("/{bucket}/data/big.parquet"),
         b"",
         &[],
@@ -340,7 +340,7 @@ async fn sse_requests_must_match_the_table() {
         assert_eq!(error_code(&text), Some(code), "{headers:?}: {text}");
         let path = format!("/{bucket}/x?uploads");
         let (status, text) =
-            text_of(s3(&server, Method::POST, &path, b"", &headers, SECRET, false).await).await;
+            text_of(s3(&server, M::POST, &path, b"", &headers, SECRET, false).await).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{headers:?}: {text}");
     }
     // Nothing was written.
@@ -405,7 +405,7 @@ async fn altered_bytes_fail_with_an_integrity_error() {
     // A whole read never delivers the altered bytes: the body stops with an error before the bad chunk.
     let whole = try_s3(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}/f"),
         b"",
         &[],
@@ -551,7 +551,7 @@ async fn wrong_keys_refuse_and_rotation_keeps_old_data_readable() {
     );
     let head = s3(
         &server,
-        Method::HEAD,
+        M::HEAD,
         &format!("/{bucket}/old"),
         b"",
         &[],
@@ -576,7 +576,7 @@ async fn kms_tables_use_their_key() {
     );
     let server = TestServer::start_with(&["--arn-flavor", "aws", "--encryption-key-file", &file]);
     let created: Value = server
-        .call(Method::PUT, "/buckets", json!({"name": "enc-kms"}))
+        .call(M::PUT, "/buckets", json!({"name": "enc-kms"}))
         .await
         .json()
         .await
@@ -585,7 +585,7 @@ async fn kms_tables_use_their_key() {
     assert_eq!(
         server
             .call(
-                Method::PUT,
+                M::PUT,
                 &format!("/namespaces/{arn}"),
                 json!({"namespace": ["ns"]})
             )
@@ -600,14 +600,14 @@ async fn kms_tables_use_their_key() {
                           "encryptionConfiguration": {"sseAlgorithm": "aws:kms", "kmsKeyArn": key}});
         assert_eq!(
             server
-                .call(Method::PUT, &format!("/tables/{arn}/ns"), body)
+                .call(M::PUT, &format!("/tables/{arn}/ns"), body)
                 .await
                 .status(),
             StatusCode::OK
         );
         let location: Value = server
             .call(
-                Method::GET,
+                M::GET,
                 &format!("/tables/{arn}/ns/{name}/metadata-location"),
                 Value::Null,
             )

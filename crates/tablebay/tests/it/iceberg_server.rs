@@ -2,7 +2,7 @@
 //! tables (create, load with ETag, commit seen by the control plane, drop), Java's error types and messages,
 //! pagination (trap 4), idempotency keys, OAuth2 bearer tokens.
 
-use http::{Method, StatusCode};
+use http::{Method, Method as M, StatusCode};
 use serde_json::{Value, json};
 
 use crate::server::{ACCESS_KEY, SECRET, TestServer, seg};
@@ -59,7 +59,7 @@ fn assert_error(
 async fn setup() -> (TestServer, String, String) {
     let server = TestServer::start();
     let response = server
-        .call(Method::PUT, "/buckets", json!({"name": "analytics"}))
+        .call(M::PUT, "/buckets", json!({"name": "analytics"}))
         .await;
     assert_eq!(response.status(), StatusCode::OK);
     let arn = response.json::<Value>().await.unwrap()["arn"]
@@ -68,7 +68,7 @@ async fn setup() -> (TestServer, String, String) {
         .to_string();
     let (status, _, config) = call(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/config?warehouse={}", seg(&arn)),
         Value::Null,
     )
@@ -92,7 +92,7 @@ async fn config_names_the_bucket_the_data_plane_and_the_endpoints() {
     assert_eq!(prefix, "111122223333.analytics");
     let (_, _, config) = call(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/config?warehouse={}", seg(&arn)),
         Value::Null,
     )
@@ -122,7 +122,7 @@ async fn config_names_the_bucket_the_data_plane_and_the_endpoints() {
     for warehouse in [prefix.as_str(), "analytics"] {
         let (status, _, again) = call(
             &server,
-            Method::GET,
+            M::GET,
             &format!("/config?warehouse={warehouse}"),
             Value::Null,
         )
@@ -131,13 +131,13 @@ async fn config_names_the_bucket_the_data_plane_and_the_endpoints() {
         assert_eq!(again["overrides"]["prefix"], prefix.as_str());
     }
     assert_error(
-        &call(&server, Method::GET, "/config", Value::Null).await,
+        &call(&server, M::GET, "/config", Value::Null).await,
         400,
         "BadRequestException",
         None,
     );
     assert_error(
-        &call(&server, Method::GET, "/config?warehouse=nope", Value::Null).await,
+        &call(&server, M::GET, "/config?warehouse=nope", Value::Null).await,
         404,
         "NoSuchWarehouseException",
         None,
@@ -149,7 +149,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     let (server, arn, p) = setup().await;
     let (status, _, created) = call(
         &server,
-        Method::POST,
+        M::POST,
         &format!("/{p}/namespaces"),
         json!({"namespace": ["sales"], "properties": {"owner": "me"}}),
     )
@@ -162,7 +162,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     // The control plane sees it.
     let cp = server
         .call(
-            Method::GET,
+            M::GET,
             &format!("/namespaces/{}/sales", seg(&arn)),
             Value::Null,
         )
@@ -172,7 +172,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_error(
         &call(
             &server,
-            Method::POST,
+            M::POST,
             &format!("/{p}/namespaces"),
             json!({"namespace": ["sales"]}),
         )
@@ -184,7 +184,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_error(
         &call(
             &server,
-            Method::POST,
+            M::POST,
             &format!("/{p}/namespaces"),
             json!({"namespace": ["a", "b"]}),
         )
@@ -196,7 +196,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_error(
         &call(
             &server,
-            Method::POST,
+            M::POST,
             &format!("/{p}/namespaces"),
             json!({"namespace": ["Upper"]}),
         )
@@ -208,7 +208,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_error(
         &call(
             &server,
-            Method::GET,
+            M::GET,
             &format!("/{p}/namespaces/a%1Fb"),
             Value::Null,
         )
@@ -220,7 +220,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_error(
         &call(
             &server,
-            Method::GET,
+            M::GET,
             &format!("/{p}/namespaces/nope"),
             Value::Null,
         )
@@ -232,7 +232,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_eq!(
         call(
             &server,
-            Method::HEAD,
+            M::HEAD,
             &format!("/{p}/namespaces/sales"),
             Value::Null
         )
@@ -243,7 +243,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_eq!(
         call(
             &server,
-            Method::HEAD,
+            M::HEAD,
             &format!("/{p}/namespaces/nope"),
             Value::Null
         )
@@ -254,7 +254,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
 
     let (status, _, updated) = call(
         &server,
-        Method::POST,
+        M::POST,
         &format!("/{p}/namespaces/sales/properties"),
         json!({"removals": ["owner", "absent"], "updates": {"k": "v"}}),
     )
@@ -266,7 +266,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     );
     let (_, _, loaded) = call(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{p}/namespaces/sales"),
         Value::Null,
     )
@@ -277,26 +277,20 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     for name in ["ns_a", "ns_b", "ns_c"] {
         call(
             &server,
-            Method::POST,
+            M::POST,
             &format!("/{p}/namespaces"),
             json!({"namespace": [name]}),
         )
         .await;
     }
-    let (_, _, all) = call(
-        &server,
-        Method::GET,
-        &format!("/{p}/namespaces"),
-        Value::Null,
-    )
-    .await;
+    let (_, _, all) = call(&server, M::GET, &format!("/{p}/namespaces"), Value::Null).await;
     assert_eq!(
         all,
         json!({"namespaces": [["ns_a"], ["ns_b"], ["ns_c"], ["sales"]]})
     );
     let (_, _, first) = call(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{p}/namespaces?pageToken=&pageSize=3"),
         Value::Null,
     )
@@ -306,7 +300,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert!(!token.is_empty());
     let (_, _, last) = call(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{p}/namespaces?pageToken={token}&pageSize=3"),
         Value::Null,
     )
@@ -314,7 +308,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_eq!(last, json!({"namespaces": [["sales"]]}));
     let (_, _, children) = call(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{p}/namespaces?parent=sales"),
         Value::Null,
     )
@@ -323,7 +317,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_error(
         &call(
             &server,
-            Method::GET,
+            M::GET,
             &format!("/{p}/namespaces?parent=non_existing"),
             Value::Null,
         )
@@ -335,7 +329,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
 
     call(
         &server,
-        Method::POST,
+        M::POST,
         &format!("/{p}/namespaces/sales/tables"),
         json!({"name": "t", "schema": schema()}),
     )
@@ -343,7 +337,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_error(
         &call(
             &server,
-            Method::DELETE,
+            M::DELETE,
             &format!("/{p}/namespaces/sales"),
             Value::Null,
         )
@@ -355,7 +349,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_eq!(
         call(
             &server,
-            Method::DELETE,
+            M::DELETE,
             &format!("/{p}/namespaces/sales/tables/t"),
             Value::Null
         )
@@ -366,7 +360,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
     assert_eq!(
         call(
             &server,
-            Method::DELETE,
+            M::DELETE,
             &format!("/{p}/namespaces/sales"),
             Value::Null
         )
@@ -381,14 +375,14 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     let (server, arn, p) = setup().await;
     call(
         &server,
-        Method::POST,
+        M::POST,
         &format!("/{p}/namespaces"),
         json!({"namespace": ["sales"]}),
     )
     .await;
     let (status, _, created) = call(
         &server,
-        Method::POST,
+        M::POST,
         &format!("/{p}/namespaces/sales/tables"),
         json!({"name": "orders", "schema": schema(), "location": "s3://ignored/x",
                                            "properties": {"format-version": "2", "k": "v"}}),
@@ -413,7 +407,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     assert_error(
         &call(
             &server,
-            Method::POST,
+            M::POST,
             &format!("/{p}/namespaces/sales/tables"),
             json!({"name": "orders", "schema": schema()}),
         )
@@ -425,7 +419,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     assert_error(
         &call(
             &server,
-            Method::POST,
+            M::POST,
             &format!("/{p}/namespaces/nope/tables"),
             json!({"name": "x", "schema": schema()}),
         )
@@ -438,7 +432,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     // Load through the handed-out prefix, the URL-encoded ARN (S3 Tables) and the ARN a proxy decoded.
     let (status, headers, loaded) = call(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{p}/namespaces/sales/tables/orders?snapshots=all"),
         Value::Null,
     )
@@ -449,7 +443,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     for prefix in [seg(&arn), arn.clone()] {
         let (status, _, again) = call(
             &server,
-            Method::GET,
+            M::GET,
             &format!("/{prefix}/namespaces/sales/tables/orders"),
             Value::Null,
         )
@@ -467,7 +461,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
                 server.tables_url
             );
             let mut builder = http::Request::builder()
-                .method(Method::GET)
+                .method(M::GET)
                 .uri(&url)
                 .header("if-none-match", etag);
             builder = builder.header("accept", "application/json");
@@ -490,7 +484,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     assert_error(
         &call(
             &server,
-            Method::GET,
+            M::GET,
             &format!("/{p}/namespaces/nope/tables/orders"),
             Value::Null,
         )
@@ -503,7 +497,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     // Schema evolution as Java commits it; the control plane sees the new pointer and token.
     let token_before = server
         .call(
-            Method::GET,
+            M::GET,
             &format!("/tables/{}/sales/orders/metadata-location", seg(&arn)),
             Value::Null,
         )
@@ -524,7 +518,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
                     {"action": "set-current-schema", "schema-id": -1}]});
     let (status, _, committed) = call(
         &server,
-        Method::POST,
+        M::POST,
         &format!("/{p}/namespaces/sales/tables/orders"),
         commit.clone(),
     )
@@ -535,7 +529,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     assert_eq!(committed["metadata"]["current-schema-id"], 1);
     let cp = server
         .call(
-            Method::GET,
+            M::GET,
             &format!("/tables/{}/sales/orders/metadata-location", seg(&arn)),
             Value::Null,
         )
@@ -550,7 +544,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     assert_error(
         &call(
             &server,
-            Method::POST,
+            M::POST,
             &format!("/{p}/namespaces/sales/tables/orders"),
             commit,
         )
@@ -563,17 +557,17 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     // Rename across namespaces keeps the table; drop with PyIceberg's `False`, then with purge.
     call(
         &server,
-        Method::POST,
+        M::POST,
         &format!("/{p}/namespaces"),
         json!({"namespace": ["archive"]}),
     )
     .await;
-    let (status, _, _) = call(&server, Method::POST, &format!("/{p}/tables/rename"),
+    let (status, _, _) = call(&server, M::POST, &format!("/{p}/tables/rename"),
         json!({"source": {"namespace": ["sales"], "name": "orders"}, "destination": {"namespace": ["archive"], "name": "old"}})).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     let (_, _, moved) = call(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{p}/namespaces/archive/tables/old"),
         Value::Null,
     )
@@ -582,7 +576,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     assert_eq!(
         call(
             &server,
-            Method::DELETE,
+            M::DELETE,
             &format!("/{p}/namespaces/archive/tables/old?purgeRequested=True"),
             Value::Null
         )
@@ -593,7 +587,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
     assert_error(
         &call(
             &server,
-            Method::DELETE,
+            M::DELETE,
             &format!("/{p}/namespaces/archive/tables/old?purgeRequested=False"),
             Value::Null,
         )
@@ -614,7 +608,7 @@ async fn idempotency_keys_replay_the_first_answer() {
             let url = format!("{}/iceberg/v1/{p}/namespaces", server.tables_url);
             let body = serde_json::to_vec(&json!({"namespace": [name]})).unwrap();
             let builder = http::Request::builder()
-                .method(Method::POST)
+                .method(M::POST)
                 .uri(&url)
                 .header("content-type", "application/json")
                 .header("idempotency-key", key);

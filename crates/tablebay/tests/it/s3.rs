@@ -12,7 +12,7 @@
     clippy::indexing_slicing
 )]
 
-use http::{Method, Request, StatusCode};
+use http::{Method, Method as M, Request, StatusCode};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -21,7 +21,7 @@ use crate::server::{ACCESS_KEY, REGION, SECRET, TestServer, seg};
 /// Creates a bucket, namespace and table through the control plane; returns the table's storage bucket.
 pub(crate) async fn new_table(server: &TestServer, bucket: &str) -> String {
     let created: Value = server
-        .call(Method::PUT, "/buckets", json!({"name": bucket}))
+        .call(M::PUT, "/buckets", json!({"name": bucket}))
         .await
         .json()
         .await
@@ -29,7 +29,7 @@ pub(crate) async fn new_table(server: &TestServer, bucket: &str) -> String {
     let arn = seg(created["arn"].as_str().unwrap());
     let ns = server
         .call(
-            Method::PUT,
+            M::PUT,
             &format!("/namespaces/{arn}"),
             json!({"namespace": ["data"]}),
         )
@@ -37,7 +37,7 @@ pub(crate) async fn new_table(server: &TestServer, bucket: &str) -> String {
     assert_eq!(ns.status(), StatusCode::OK);
     let table = server
         .call(
-            Method::PUT,
+            M::PUT,
             &format!("/tables/{arn}/data"),
             json!({"name": "t", "format": "ICEBERG"}),
         )
@@ -45,7 +45,7 @@ pub(crate) async fn new_table(server: &TestServer, bucket: &str) -> String {
     assert_eq!(table.status(), StatusCode::OK);
     let location: Value = server
         .call(
-            Method::GET,
+            M::GET,
             &format!("/tables/{arn}/data/t/metadata-location"),
             Value::Null,
         )
@@ -188,7 +188,7 @@ async fn objects_round_trip_in_a_table_bucket() {
 
     let put = s3(
         &server,
-        Method::PUT,
+        M::PUT,
         &format!("/{bucket}/data/a.bin"),
         &body,
         &[],
@@ -205,7 +205,7 @@ async fn objects_round_trip_in_a_table_bucket() {
 
     let put2 = s3(
         &server,
-        Method::PUT,
+        M::PUT,
         &format!("/{bucket}/data/b.bin"),
         &body[..10],
         &[],
@@ -217,7 +217,7 @@ async fn objects_round_trip_in_a_table_bucket() {
 
     let head = s3(
         &server,
-        Method::HEAD,
+        M::HEAD,
         &format!("/{bucket}/data/a.bin"),
         b"",
         &[],
@@ -234,7 +234,7 @@ async fn objects_round_trip_in_a_table_bucket() {
 
     let get = s3(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}/data/a.bin"),
         b"",
         &[],
@@ -247,7 +247,7 @@ async fn objects_round_trip_in_a_table_bucket() {
 
     let ranged = s3(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}/data/a.bin"),
         b"",
         &[("range", "bytes=-5")],
@@ -263,7 +263,7 @@ async fn objects_round_trip_in_a_table_bucket() {
 
     let list = s3(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}?list-type=2&prefix=data%2F"),
         b"",
         &[],
@@ -280,7 +280,7 @@ async fn objects_round_trip_in_a_table_bucket() {
 
     let delete = s3(
         &server,
-        Method::DELETE,
+        M::DELETE,
         &format!("/{bucket}/data/a.bin"),
         b"",
         &[],
@@ -291,7 +291,7 @@ async fn objects_round_trip_in_a_table_bucket() {
     assert_eq!(delete.status(), StatusCode::NO_CONTENT);
     let gone = s3(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}/data/a.bin"),
         b"",
         &[],
@@ -309,7 +309,7 @@ async fn presigned_get_works_and_bad_requests_get_s3_errors() {
     let bucket = new_table(&server, "s3-errors").await;
     let put = s3(
         &server,
-        Method::PUT,
+        M::PUT,
         &format!("/{bucket}/k"),
         b"hello",
         &[],
@@ -320,7 +320,7 @@ async fn presigned_get_works_and_bad_requests_get_s3_errors() {
     assert_eq!(put.status(), StatusCode::OK);
 
     let (mut parts, ()) = Request::builder()
-        .method(Method::GET)
+        .method(M::GET)
         .uri(format!("{}/{bucket}/k", server.s3_url))
         .body(())
         .unwrap()
@@ -340,7 +340,7 @@ async fn presigned_get_works_and_bad_requests_get_s3_errors() {
 
     let wrong = s3(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}/k"),
         b"",
         &[],
@@ -360,7 +360,7 @@ async fn presigned_get_works_and_bad_requests_get_s3_errors() {
     ] {
         let missing = s3(
             &server,
-            Method::GET,
+            M::GET,
             &format!("/{other}/k"),
             b"",
             &[],
