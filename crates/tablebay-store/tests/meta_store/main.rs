@@ -4,7 +4,7 @@
 //! note; with it, a server that cannot be reached fails them (`tablebay_store::test_support`).
 //! `scripts/postgres.sh start` prints a suitable URL.
 //!
-//! This file is the harness; `cases.rs` checks each method's contract, `races.rs` its behaviour under concurrency,
+//! This file is the harness; `cases.rs` and `tables.rs` check each method's contract, `races.rs` its behaviour under concurrency,
 //! and `fixtures.rs` builds the records both use.
 // The whole target is test code, but clippy's `allow-*-in-tests` only covers `#[test]` functions, not the shared
 // cases and fixtures in this target's modules.
@@ -23,6 +23,7 @@ mod iceberg;
 mod jobs;
 mod objects;
 mod races;
+mod tables;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -69,12 +70,12 @@ suite!(
     cases::namespaces_list_pagination,
     cases::namespaces_properties,
     cases::namespaces_delete,
-    cases::tables_insert_and_get,
-    cases::tables_list,
-    cases::tables_swap_single,
-    cases::tables_swap_all_or_nothing,
-    cases::tables_rename,
-    cases::tables_delete,
+    tables::tables_insert_and_get,
+    tables::tables_list,
+    tables::tables_swap_single,
+    tables::tables_swap_all_or_nothing,
+    tables::tables_rename,
+    tables::tables_delete,
     cases::attributes_crud,
     races::race_swaps_one_winner_per_token,
     races::race_swaps_no_lost_updates,
