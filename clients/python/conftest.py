@@ -21,6 +21,7 @@ import pytest
 from tablebay_test.cli import AwsCli
 from tablebay_test.clients import make_client
 from tablebay_test.expect import bucket_arn, purge_bucket, unique
+from tablebay_test.iceberg import data_plane_missing, rest_catalog
 from tablebay_test.server import TablebayServer
 from tablebay_test.signing import signed_request
 from tablebay_test import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY
@@ -119,6 +120,31 @@ def table(s3tables, namespace):
                                  name=name, format="ICEBERG")
     return SimpleNamespace(bucket_arn=namespace.bucket.arn, namespace=namespace.name, name=name,
                            arn=resp["tableARN"], version_token=resp["versionToken"])
+
+
+# --- Iceberg REST clients ---
+
+@pytest.fixture(scope="module")
+def data_plane(server):
+    """Skips the module's tests that use it when the server has no S3 data plane (with the reason); a module
+    that needs it throughout says `pytestmark = pytest.mark.usefixtures("data_plane")`."""
+    reason = data_plane_missing(server)
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture
+def catalog(server, bucket):
+    """A PyIceberg RestCatalog on a fresh table bucket, signed as `osstables`."""
+    return rest_catalog(server, bucket.arn)
+
+
+@pytest.fixture
+def ns(catalog):
+    """A fresh namespace in `catalog`."""
+    name = unique("ns", "_")
+    catalog.create_namespace(name)
+    return name
 
 
 # --- the S3 data plane ---

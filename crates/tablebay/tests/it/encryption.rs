@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use http::{Method as M, StatusCode};
 use serde_json::{Value, json};
 
-use crate::s3::{error_code, new_table, s3, try_s3};
+use crate::s3::{error_code, new_table, s3, s3_signed, try_s3};
 use crate::server::{ACCESS_KEY, SECRET, TestServer, seg};
 
 const KEY_A: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
@@ -131,16 +131,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
 
     // Multipart: a 5 MiB part and a short one, read back across the part boundary.
     let key = "data/multi.parquet";
-    let created = s3(
-        &server,
-        M::POST,
-        &format!("/{bucket}/{key}?uploads"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let created = s3_signed(&server, M::POST, &format!("/{bucket}/{key}?uploads"), b"").await;
     assert_eq!(created.status(), StatusCode::OK);
     assert_eq!(sse(&created).as_deref(), Some("AES256"));
     let xml = created.text().await.unwrap();
@@ -157,7 +148,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
     let mut etags = Vec::new();
     for (n, part) in [(1, &part1), (2, &part2)] {
         let path = format!("/{bucket}/{key}?partNumber={n}&uploadId={upload_id}");
-        let resp = s3(&server, M::PUT, &path, part, &[], SECRET, false).await;
+        let resp = s3_signed(&server, M::PUT, &path, part).await;
         assert_eq!(resp.status(), StatusCode::OK);
         assert_eq!(sse(&resp).as_deref(), Some("AES256"), "UploadPart answer");
         etags.push(resp.headers()["etag"].to_str().unwrap().to_string());
@@ -168,16 +159,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
         etags[0], etags[1]
     );
     let path = format!("/{bucket}/{key}?uploadId={upload_id}");
-    let done = s3(
-        &server,
-        M::POST,
-        &path,
-        complete.as_bytes(),
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let done = s3_signed(&server, M::POST, &path, complete.as_bytes()).await;
     assert_eq!(done.status(), StatusCode::OK);
     assert_eq!(sse(&done).as_deref(), Some("AES256"));
     let whole: Vec<u8> = [part1.as_slice(), part2.as_slice()].concat();
@@ -254,14 +236,11 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
     assert_eq!(empty.status(), StatusCode::OK);
     assert!(empty.bytes().await.unwrap().is_empty());
 
-    let head = s3(
+    let head = s3_signed(
         &server,
         M::HEAD,
         &format!("/{bucket}/data/big.parquet"),
         b"",
-        &[],
-        SECRET,
-        false,
     )
     .await;
     assert_eq!(head.status(), StatusCode::OK);
@@ -549,16 +528,7 @@ async fn wrong_keys_refuse_and_rotation_keeps_old_data_readable() {
         text.contains("default version 1 is not configured"),
         "{text}"
     );
-    let head = s3(
-        &server,
-        M::HEAD,
-        &format!("/{bucket}/old"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let head = s3_signed(&server, M::HEAD, &format!("/{bucket}/old"), b"").await;
     assert_eq!(
         head.status(),
         StatusCode::OK,

@@ -74,6 +74,16 @@ pub(crate) async fn s3(
         .unwrap()
 }
 
+/// [`s3`] as the instance's root, with the body's hash and no extra headers.
+pub(crate) async fn s3_signed(
+    server: &TestServer,
+    method: Method,
+    path: &str,
+    body: &[u8],
+) -> reqwest::Response {
+    s3(server, method, path, body, &[], SECRET, false).await
+}
+
 /// [`s3`], for a request whose answer may be cut off.
 pub(crate) async fn try_s3(
     server: &TestServer,
@@ -186,16 +196,7 @@ async fn objects_round_trip_in_a_table_bucket() {
     let bucket = new_table(&server, "s3-smoke").await;
     let body: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
 
-    let put = s3(
-        &server,
-        M::PUT,
-        &format!("/{bucket}/data/a.bin"),
-        &body,
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let put = s3_signed(&server, M::PUT, &format!("/{bucket}/data/a.bin"), &body).await;
     assert_eq!(put.status(), StatusCode::OK, "{:?}", put.text().await);
     let etag = put.headers()["etag"].to_str().unwrap().to_string();
     assert!(
@@ -215,16 +216,7 @@ async fn objects_round_trip_in_a_table_bucket() {
     .await;
     assert_eq!(put2.status(), StatusCode::OK, "{:?}", put2.text().await);
 
-    let head = s3(
-        &server,
-        M::HEAD,
-        &format!("/{bucket}/data/a.bin"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let head = s3_signed(&server, M::HEAD, &format!("/{bucket}/data/a.bin"), b"").await;
     assert_eq!(head.status(), StatusCode::OK);
     assert_eq!(
         head.headers()["content-length"].to_str().unwrap(),
@@ -232,16 +224,7 @@ async fn objects_round_trip_in_a_table_bucket() {
     );
     assert_eq!(head.headers()["etag"].to_str().unwrap(), etag);
 
-    let get = s3(
-        &server,
-        M::GET,
-        &format!("/{bucket}/data/a.bin"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let get = s3_signed(&server, M::GET, &format!("/{bucket}/data/a.bin"), b"").await;
     assert_eq!(get.status(), StatusCode::OK);
     assert_eq!(get.bytes().await.unwrap().as_ref(), &body[..]);
 
@@ -261,14 +244,11 @@ async fn objects_round_trip_in_a_table_bucket() {
         &body[body.len() - 5..]
     );
 
-    let list = s3(
+    let list = s3_signed(
         &server,
         M::GET,
         &format!("/{bucket}?list-type=2&prefix=data%2F"),
         b"",
-        &[],
-        SECRET,
-        false,
     )
     .await;
     assert_eq!(list.status(), StatusCode::OK);
@@ -278,27 +258,9 @@ async fn objects_round_trip_in_a_table_bucket() {
         "{xml}"
     );
 
-    let delete = s3(
-        &server,
-        M::DELETE,
-        &format!("/{bucket}/data/a.bin"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let delete = s3_signed(&server, M::DELETE, &format!("/{bucket}/data/a.bin"), b"").await;
     assert_eq!(delete.status(), StatusCode::NO_CONTENT);
-    let gone = s3(
-        &server,
-        M::GET,
-        &format!("/{bucket}/data/a.bin"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let gone = s3_signed(&server, M::GET, &format!("/{bucket}/data/a.bin"), b"").await;
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
     assert_eq!(error_code(&gone.text().await.unwrap()), Some("NoSuchKey"));
 }
@@ -307,16 +269,7 @@ async fn objects_round_trip_in_a_table_bucket() {
 async fn presigned_get_works_and_bad_requests_get_s3_errors() {
     let server = TestServer::start();
     let bucket = new_table(&server, "s3-errors").await;
-    let put = s3(
-        &server,
-        M::PUT,
-        &format!("/{bucket}/k"),
-        b"hello",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let put = s3_signed(&server, M::PUT, &format!("/{bucket}/k"), b"hello").await;
     assert_eq!(put.status(), StatusCode::OK);
 
     let (mut parts, ()) = Request::builder()
@@ -358,16 +311,7 @@ async fn presigned_get_works_and_bad_requests_get_s3_errors() {
         "not-a-table",
         "01234567-89ab-7def-8123-456789abcdef--table-s3",
     ] {
-        let missing = s3(
-            &server,
-            M::GET,
-            &format!("/{other}/k"),
-            b"",
-            &[],
-            SECRET,
-            false,
-        )
-        .await;
+        let missing = s3_signed(&server, M::GET, &format!("/{other}/k"), b"").await;
         assert_eq!(missing.status(), StatusCode::NOT_FOUND, "{other}");
         assert_eq!(
             error_code(&missing.text().await.unwrap()),

@@ -15,7 +15,7 @@ use tokio::net::TcpStream;
 
 use crate::identity::{Creds, send, user};
 use crate::identity::{Iceberg, Tables};
-use crate::s3::{error_code, new_table, s3};
+use crate::s3::{error_code, new_table, s3, s3_signed};
 use crate::server::{ACCESS_KEY, REGION, SECRET, TestServer, seg};
 
 /// `host:port` of a listener URL.
@@ -194,14 +194,14 @@ async fn stalled_uploads_and_downloads_time_out() {
         after >= Duration::from_millis(800),
         "answered after {after:?}"
     );
-    let head = s3(&server, M::HEAD, &path, b"", &[], SECRET, false).await;
+    let head = s3_signed(&server, M::HEAD, &path, b"").await;
     assert_eq!(head.status(), StatusCode::NOT_FOUND);
 
     // A client that stops reading a large answer: its connection is closed after the idle timeout, long before
     // the object is sent (the socket buffers hold a few MiB at most).
     let big = vec![7u8; 24 << 20];
     let path = format!("/{bucket}/big");
-    let put = s3(&server, M::PUT, &path, &big, &[], SECRET, false).await;
+    let put = s3_signed(&server, M::PUT, &path, &big).await;
     assert_eq!(put.status(), StatusCode::OK);
     let (mut parts, ()) = Request::builder()
         .method(M::GET)
@@ -255,7 +255,7 @@ async fn unusable_ranges_get_the_whole_object_and_past_the_end_is_416() {
     let server = TestServer::start();
     let bucket = new_table(&server, "ranges").await;
     let path = format!("/{bucket}/ten");
-    let put = s3(&server, M::PUT, &path, b"0123456789", &[], SECRET, false).await;
+    let put = s3_signed(&server, M::PUT, &path, b"0123456789").await;
     assert_eq!(put.status(), StatusCode::OK);
     for range in ["bytes=9-5", "bytes=0-1,3-4", "bytes=abc", "items=0-1"] {
         let get = s3(

@@ -6,48 +6,14 @@ use http::Method as M;
 use serde_json::{Value, json};
 
 use crate::encryption::{contains, files};
-use crate::identity::{Creds, must, send, send_with_headers, table, user};
-use crate::identity::{Iceberg, S3, Sts, Tables};
+use crate::identity::{
+    Creds, bucket, iceberg_table, must, send, send_with_headers, session_of, sts, table, user,
+    xml_field,
+};
+use crate::identity::{Iceberg, S3, Tables};
 use crate::server::{ACCOUNT, TestServer, seg};
 use tablebay_store::MetaStore;
 use tablebay_store::meta::CredentialRecord;
-
-/// The text of the first `<name>` element.
-fn xml_field(xml: &str, name: &str) -> String {
-    let open = format!("<{name}>");
-    let start = xml
-        .find(&open)
-        .unwrap_or_else(|| panic!("no <{name}> in {xml}"))
-        + open.len();
-    let end = xml[start..].find(&format!("</{name}>")).unwrap() + start;
-    xml[start..end].to_string()
-}
-
-fn session_of(xml: &str) -> Creds {
-    Creds {
-        key: xml_field(xml, "AccessKeyId"),
-        secret: xml_field(xml, "SecretAccessKey"),
-        token: Some(xml_field(xml, "SessionToken")),
-    }
-}
-
-fn form(pairs: &[(&str, &str)]) -> Vec<u8> {
-    pairs
-        .iter()
-        .map(|(k, v)| {
-            format!(
-                "{k}={}",
-                percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("&")
-        .into_bytes()
-}
-
-async fn sts(server: &TestServer, creds: &Creds, pairs: &[(&str, &str)]) -> (u16, String) {
-    send(server, creds, M::POST, Sts, "/sts", &form(pairs)).await
-}
 
 #[tokio::test]
 async fn session_tokens_are_checked_everywhere_and_expire() {
@@ -314,60 +280,18 @@ async fn assumed_roles_follow_trust_and_session_policies() {
     assert_eq!(status, 403);
 }
 
-/// Creates `bucket` with namespace `ns` and an Iceberg table `t` through the REST catalog; returns the data-plane
-/// bucket of the table.
-async fn iceberg_table(server: &TestServer, root: &Creds, bucket: &str) -> (String, String) {
-    let created = must(
-        server,
-        root,
-        M::PUT,
-        Tables,
-        "/buckets",
-        json!({"name": bucket}),
-    )
-    .await;
-    let bucket_arn = created["arn"].as_str().unwrap().to_string();
-    let prefix = format!("{ACCOUNT}.{bucket}");
-    must(
-        server,
-        root,
-        M::POST,
-        Iceberg,
-        &format!("/iceberg/v1/{prefix}/namespaces"),
-        json!({"namespace": ["ns"]}),
-    )
-    .await;
-    let schema = json!({"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "a", "type": "int", "required": false}]});
-    let table = must(
-        server,
-        root,
-        M::POST,
-        Iceberg,
-        &format!("/iceberg/v1/{prefix}/namespaces/ns/tables"),
-        json!({"name": "t", "schema": schema}),
-    )
-    .await;
-    let location = table["metadata"]["location"].as_str().unwrap();
-    (
-        bucket_arn,
-        location
-            .trim_start_matches("s3://")
-            .trim_end_matches('/')
-            .to_string(),
-    )
-}
-
 #[tokio::test]
 async fn vended_credentials_are_scoped_to_one_table() {
     let server = TestServer::start();
     let s = &server;
     let root = Creds::root();
-    let (_, data_a) = iceberg_table(s, &root, "vend-a").await;
-    let (_, data_b) = iceberg_table(s, &root, "vend-b").await;
-    for data in [&data_a, &data_b] {
-        let (status, _) = send(s, &root, M::PUT, S3, &format!("/{data}/data/x"), b"hello").await;
-        assert_eq!(status, 200);
+    // Two tables `ns.t` with one object `data/x` ("hello") each.
+    let mut storage = Vec::new();
+    for name in ["vend-a", "vend-b"] {
+        bucket(s, &root, name).await;
+        storage.push(iceberg_table(s, &root, name, "ns", "t").await);
     }
+    let (data_a, data_b) = (storage[0].clone(), storage[1].clone());
     let load = format!("/iceberg/v1/{ACCOUNT}.vend-a/namespaces/ns/tables/t");
     let delegation = [("X-Iceberg-Access-Delegation", "vended-credentials")];
 

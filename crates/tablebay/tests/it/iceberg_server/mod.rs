@@ -45,6 +45,10 @@ async fn call(
     (status, headers, value)
 }
 
+const BAD_REQUEST: &str = "BadRequestException";
+const ALREADY_EXISTS: &str = "AlreadyExistsException";
+const NO_SUCH_NAMESPACE: &str = "NoSuchNamespaceException";
+
 #[track_caller]
 fn assert_error(
     got: &(StatusCode, http::HeaderMap, Value),
@@ -139,7 +143,7 @@ async fn config_names_the_bucket_the_data_plane_and_the_endpoints() {
     assert_error(
         &call(&server, M::GET, "/config", Value::Null).await,
         400,
-        "BadRequestException",
+        BAD_REQUEST,
         None,
     );
     assert_error(

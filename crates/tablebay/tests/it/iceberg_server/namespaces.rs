@@ -27,88 +27,35 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
         .await;
     assert_eq!(cp.status(), StatusCode::OK);
 
-    assert_error(
-        &call(
-            &server,
-            M::POST,
-            &format!("/{p}/namespaces"),
-            json!({"namespace": ["sales"]}),
-        )
-        .await,
-        409,
-        "AlreadyExistsException",
-        Some("Namespace already exists: sales"),
-    );
-    assert_error(
-        &call(
-            &server,
-            M::POST,
-            &format!("/{p}/namespaces"),
-            json!({"namespace": ["a", "b"]}),
-        )
-        .await,
-        400,
-        "BadRequestException",
-        None,
-    );
-    assert_error(
-        &call(
-            &server,
-            M::POST,
-            &format!("/{p}/namespaces"),
-            json!({"namespace": ["Upper"]}),
-        )
-        .await,
-        400,
-        "BadRequestException",
-        None,
-    );
-    assert_error(
-        &call(
-            &server,
-            M::GET,
-            &format!("/{p}/namespaces/a%1Fb"),
-            Value::Null,
-        )
-        .await,
-        400,
-        "BadRequestException",
-        None,
-    );
-    assert_error(
-        &call(
-            &server,
-            M::GET,
-            &format!("/{p}/namespaces/nope"),
-            Value::Null,
-        )
-        .await,
-        404,
-        "NoSuchNamespaceException",
-        Some("Namespace does not exist: nope"),
-    );
-    assert_eq!(
-        call(
+    let namespaces = format!("/{p}/namespaces");
+    let exists = Some("Namespace already exists: sales");
+    let missing = Some("Namespace does not exist: nope");
+    // One row a request: what is sent, then the status, the error type and the message (when it is fixed).
+    #[rustfmt::skip]
+    let refused = [
+        (M::POST, namespaces.clone(), json!({"namespace": ["sales"]}), 409, ALREADY_EXISTS, exists),
+        (M::POST, namespaces.clone(), json!({"namespace": ["a", "b"]}), 400, BAD_REQUEST, None),
+        (M::POST, namespaces.clone(), json!({"namespace": ["Upper"]}), 400, BAD_REQUEST, None),
+        (M::GET, format!("{namespaces}/a%1Fb"), Value::Null, 400, BAD_REQUEST, None),
+        (M::GET, format!("{namespaces}/nope"), Value::Null, 404, NO_SUCH_NAMESPACE, missing),
+    ];
+    for (method, path, body, status, kind, message) in refused {
+        let got = call(&server, method.clone(), &path, body).await;
+        assert_error(&got, status, kind, message);
+    }
+    for (name, status) in [
+        ("sales", StatusCode::NO_CONTENT),
+        ("nope", StatusCode::NOT_FOUND),
+    ] {
+        let got = call(
             &server,
             M::HEAD,
-            &format!("/{p}/namespaces/sales"),
-            Value::Null
+            &format!("{namespaces}/{name}"),
+            Value::Null,
         )
-        .await
-        .0,
-        StatusCode::NO_CONTENT
-    );
-    assert_eq!(
-        call(
-            &server,
-            M::HEAD,
-            &format!("/{p}/namespaces/nope"),
-            Value::Null
-        )
-        .await
-        .0,
-        StatusCode::NOT_FOUND
-    );
+        .await;
+        assert_eq!(got.0, status, "HEAD {name}");
+    }
 
     let (status, _, updated) = call(
         &server,
@@ -181,7 +128,7 @@ async fn namespaces_are_the_control_planes_with_javas_errors() {
         )
         .await,
         404,
-        "NoSuchNamespaceException",
+        NO_SUCH_NAMESPACE,
         Some("Namespace does not exist: non_existing"),
     );
 

@@ -45,7 +45,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
         )
         .await,
         409,
-        "AlreadyExistsException",
+        ALREADY_EXISTS,
         Some("Table already exists: sales.orders"),
     );
     assert_error(
@@ -57,7 +57,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
         )
         .await,
         404,
-        "NoSuchNamespaceException",
+        NO_SUCH_NAMESPACE,
         None,
     );
 

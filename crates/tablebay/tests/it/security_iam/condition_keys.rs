@@ -8,8 +8,8 @@ use crate::identity::{Creds, must, send, user};
 use crate::identity::{Iceberg, S3, Tables};
 use crate::server::{ACCOUNT, TestServer, seg};
 
-use super::common::*;
 use super::conditions::two_tables;
+use crate::identity::*;
 
 #[tokio::test]
 async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {

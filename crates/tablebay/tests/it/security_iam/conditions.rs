@@ -7,7 +7,7 @@ use crate::identity::{Creds, must, send, user};
 use crate::identity::{Iceberg, S3, Tables};
 use crate::server::{ACCOUNT, TestServer, seg};
 
-use super::common::*;
+use crate::identity::*;
 
 // --- Finding 6 --------------------------------------------------------------------------------------------------
 

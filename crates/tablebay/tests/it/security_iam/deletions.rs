@@ -10,7 +10,7 @@ use crate::identity::S3;
 use crate::identity::{Creds, send};
 use crate::server::TestServer;
 
-use super::common::*;
+use crate::identity::*;
 
 // --- Finding 10 -------------------------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ use crate::identity::{Creds, send, send_with_headers, user};
 use crate::identity::{Iceberg, S3, Sts};
 use crate::server::{ACCOUNT, TestServer};
 
-use super::common::*;
+use crate::identity::*;
 
 // --- Finding 12 -------------------------------------------------------------------------------------------------
 
