@@ -257,6 +257,32 @@ impl TestServer {
         )
     }
 
+    /// iceberg-rust's REST catalog on this server's `/iceberg` for `warehouse`, authenticated with OAuth2 client
+    /// credentials (the instance's root key), files in memory (iceberg-rust 0.10 has no S3 FileIO).
+    pub async fn rest_catalog(&self, warehouse: &str) -> iceberg_catalog_rest::RestCatalog {
+        use iceberg::CatalogBuilder as _;
+        let uri = format!("{}/iceberg", self.tables_url);
+        let properties = std::collections::HashMap::from([
+            ("uri".to_string(), uri.clone()),
+            ("warehouse".to_string(), warehouse.to_string()),
+            ("credential".to_string(), format!("{ACCESS_KEY}:{SECRET}")),
+            (
+                "oauth2-server-uri".to_string(),
+                format!("{uri}/v1/oauth/tokens"),
+            ),
+        ]);
+        iceberg_catalog_rest::RestCatalogBuilder::default()
+            .with_storage_factory(std::sync::Arc::new(iceberg::io::MemoryStorageFactory))
+            .load("tablebay", properties)
+            .await
+            .unwrap()
+    }
+
+    /// An unsigned GET of `url` (a listener's URL and path).
+    pub async fn get_unsigned(&self, url: &str) -> reqwest::Response {
+        self.http.get(url).send().await.unwrap()
+    }
+
     /// The data directory.
     pub fn data_dir(&self) -> &std::path::Path {
         self.data.as_ref().unwrap().path()

@@ -19,7 +19,7 @@ use arrow_array::{Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use futures::TryStreamExt;
 use http::{Method as M, StatusCode};
 use iceberg::arrow::schema_to_arrow_schema;
-use iceberg::io::{FileIO, MemoryStorageFactory};
+use iceberg::io::FileIO;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileFormat, FormatVersion, Literal, ManifestList,
     ManifestListWriter, ManifestStatus, ManifestWriterBuilder, NestedField, Operation,
@@ -39,16 +39,15 @@ use iceberg::writer::file_writer::location_generator::{
 use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
 use iceberg::writer::{IcebergWriter, IcebergWriterBuilder};
 use iceberg::{
-    Catalog as _, CatalogBuilder, NamespaceIdent, TableCreation, TableIdent, TableRequirement,
-    TableUpdate,
+    Catalog as _, NamespaceIdent, TableCreation, TableIdent, TableRequirement, TableUpdate,
 };
-use iceberg_catalog_rest::{RestCatalog, RestCatalogBuilder};
+use iceberg_catalog_rest::RestCatalog;
 use parquet::file::properties::WriterProperties;
 use serde_json::{Value, json};
 use tablebay_catalog::{AccountId, Catalog, TableArn, TableChange, TableRef};
 use tablebay_compaction::{CompactionSettings, Strategy, compact_table, table_file_io};
 
-use crate::server::{ACCESS_KEY, ACCOUNT, SECRET, TestServer};
+use crate::server::{ACCOUNT, TestServer};
 
 mod concurrency;
 mod rows;
@@ -76,23 +75,7 @@ async fn fixture(bucket: &str) -> Fixture {
         .as_str()
         .unwrap()
         .to_string();
-    let uri = format!("{}/iceberg", server.tables_url);
-    let rest = RestCatalogBuilder::default()
-        .with_storage_factory(Arc::new(MemoryStorageFactory))
-        .load(
-            "tablebay",
-            HashMap::from([
-                ("uri".to_string(), uri.clone()),
-                ("warehouse".to_string(), warehouse.clone()),
-                ("credential".to_string(), format!("{ACCESS_KEY}:{SECRET}")),
-                (
-                    "oauth2-server-uri".to_string(),
-                    format!("{uri}/v1/oauth/tokens"),
-                ),
-            ]),
-        )
-        .await
-        .unwrap();
+    let rest = server.rest_catalog(&warehouse).await;
     let ns = NamespaceIdent::new("compaction".to_string());
     rest.create_namespace(&ns, HashMap::new()).await.unwrap();
     let schema = Schema::builder()

@@ -6,23 +6,7 @@ use super::*;
 /// Appends rows `ids` to the victim's table as one data file, through the REST catalog (root credentials) and
 /// the table's own storage.
 async fn append_rows(w: &World, t: &Tbl, ids: &[i64]) {
-    let uri = format!("{}/iceberg", w.server.tables_url);
-    let rest = RestCatalogBuilder::default()
-        .with_storage_factory(Arc::new(MemoryStorageFactory))
-        .load(
-            "tablebay",
-            HashMap::from([
-                ("uri".to_string(), uri.clone()),
-                ("warehouse".to_string(), t.bucket_arn.clone()),
-                ("credential".to_string(), format!("{ACCESS_KEY}:{SECRET}")),
-                (
-                    "oauth2-server-uri".to_string(),
-                    format!("{uri}/v1/oauth/tokens"),
-                ),
-            ]),
-        )
-        .await
-        .unwrap();
+    let rest = w.server.rest_catalog(&t.bucket_arn).await;
     let catalog = w.server.open_catalog().await;
     let table_id = t.storage.trim_end_matches("--table-s3").parse().unwrap();
     let io = table_file_io(&catalog.table_files(table_id));

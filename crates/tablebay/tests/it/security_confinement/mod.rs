@@ -19,14 +19,12 @@
 //!
 //! This file is the two-account world; `pointers.rs` holds (a) to (d), `maintenance.rs` (e) and (f).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
 use http::{Method, Method as M};
 use iceberg::arrow::schema_to_arrow_schema;
-use iceberg::io::MemoryStorageFactory;
 use iceberg::spec::DataFileFormat;
 use iceberg::table::Table;
 use iceberg::transaction::{ApplyTransactionAction, Transaction};
@@ -37,14 +35,13 @@ use iceberg::writer::file_writer::location_generator::{
 };
 use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
 use iceberg::writer::{IcebergWriter, IcebergWriterBuilder};
-use iceberg::{Catalog as _, CatalogBuilder, NamespaceIdent, TableIdent};
-use iceberg_catalog_rest::RestCatalogBuilder;
+use iceberg::{Catalog as _, NamespaceIdent, TableIdent};
 use parquet::file::properties::WriterProperties;
 use serde_json::{Value, json};
 use tablebay_compaction::table_file_io;
 
 use crate::identity::{Iceberg, S3, Tables};
-use crate::server::{ACCESS_KEY, REGION, SECRET, TestServer, seg};
+use crate::server::{REGION, TestServer, seg};
 use crate::world::{Surface, Who, must, send};
 
 mod maintenance;
