@@ -112,16 +112,7 @@ pub(crate) async fn try_s3(
     if unsigned_payload {
         sign_unsigned_payload(&mut parts, secret);
     } else {
-        tablebay_auth::signer::sign(
-            &mut parts,
-            body,
-            ACCESS_KEY,
-            secret,
-            REGION,
-            "s3",
-            chrono::Utc::now(),
-        )
-        .unwrap();
+        crate::server::sign(&mut parts, body, ACCESS_KEY, secret, "s3");
     }
     server.try_send_parts(parts, body).await
 }

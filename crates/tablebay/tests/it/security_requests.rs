@@ -251,16 +251,13 @@ async fn latin1_bodies_are_read_as_their_signature_says() {
         .body(())
         .unwrap()
         .into_parts();
-    tablebay_auth::signer::sign(
+    crate::server::sign(
         &mut parts,
         json_text.as_bytes(),
         &o.key,
         &o.secret,
-        REGION,
         "osstables",
-        chrono::Utc::now(),
-    )
-    .unwrap();
+    );
     let response = s.send_parts(parts, &latin1).await;
     assert_eq!(response.status(), 200);
     assert!(response.headers().contains_key("x-request-id"));
@@ -386,16 +383,7 @@ async fn requests_are_authenticated_before_their_body_is_read() {
             .body(())
             .unwrap()
             .into_parts();
-        tablebay_auth::signer::sign(
-            &mut parts,
-            b"{}",
-            &o.key,
-            "not-the-secret",
-            REGION,
-            "osstables",
-            chrono::Utc::now(),
-        )
-        .unwrap();
+        crate::server::sign(&mut parts, b"{}", &o.key, "not-the-secret", "osstables");
         let mut head = "POST /iceberg/v1/x/namespaces HTTP/1.1\r\n".to_string();
         for (name, value) in &parts.headers {
             if name != http::header::HOST {
@@ -447,16 +435,7 @@ async fn idempotent_replays_hold_no_secrets_and_belong_to_their_principal() {
                 .body(())
                 .unwrap()
                 .into_parts();
-            tablebay_auth::signer::sign(
-                &mut parts,
-                &body,
-                &who.key,
-                &who.secret,
-                REGION,
-                "osstables",
-                chrono::Utc::now(),
-            )
-            .unwrap();
+            crate::server::sign(&mut parts, &body, &who.key, &who.secret, "osstables");
             let response = s.send_parts(parts, &body).await;
             let status = response.status().as_u16();
             (status, response.text().await.unwrap())

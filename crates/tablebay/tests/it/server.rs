@@ -176,16 +176,7 @@ impl TestServer {
             builder = builder.header("content-type", "application/json");
         }
         let (mut parts, ()) = builder.body(()).unwrap().into_parts();
-        tablebay_auth::signer::sign(
-            &mut parts,
-            body,
-            ACCESS_KEY,
-            secret,
-            REGION,
-            service,
-            chrono::Utc::now(),
-        )
-        .unwrap();
+        sign(&mut parts, body, ACCESS_KEY, secret, service);
         self.send_parts(parts, body).await
     }
 
@@ -301,6 +292,20 @@ impl Drop for TestServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Signs `parts` and `body` with SigV4 for `service`, in the tests' region, now.
+pub fn sign(parts: &mut http::request::Parts, body: &[u8], key: &str, secret: &str, service: &str) {
+    tablebay_auth::signer::sign(
+        parts,
+        body,
+        key,
+        secret,
+        REGION,
+        service,
+        chrono::Utc::now(),
+    )
+    .unwrap();
 }
 
 /// Percent-encodes an ARN as one path segment, as botocore does.

@@ -169,16 +169,7 @@ async fn idempotency_keys_replay_the_first_answer() {
                 .header("content-type", "application/json")
                 .header("idempotency-key", key);
             let (mut parts, ()) = builder.body(()).unwrap().into_parts();
-            tablebay_auth::signer::sign(
-                &mut parts,
-                &body,
-                ACCESS_KEY,
-                SECRET,
-                "us-east-1",
-                "osstables",
-                chrono::Utc::now(),
-            )
-            .unwrap();
+            crate::server::sign(&mut parts, &body, ACCESS_KEY, SECRET, "osstables");
             let response = server.send_parts(parts, &body).await;
             (response.status(), response.text().await.unwrap())
         }

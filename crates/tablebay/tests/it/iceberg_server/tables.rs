@@ -98,16 +98,7 @@ async fn tables_create_load_commit_drop_through_both_prefix_forms() {
                 .header("if-none-match", etag);
             builder = builder.header("accept", "application/json");
             let (mut parts, ()) = builder.body(()).unwrap().into_parts();
-            tablebay_auth::signer::sign(
-                &mut parts,
-                b"",
-                ACCESS_KEY,
-                SECRET,
-                "us-east-1",
-                "osstables",
-                chrono::Utc::now(),
-            )
-            .unwrap();
+            crate::server::sign(&mut parts, b"", ACCESS_KEY, SECRET, "osstables");
             server.send_parts(parts, b"").await.status()
         }
     };
