@@ -206,10 +206,10 @@ stage_entry() {
 
 # Adds NAME and, first, every stage it needs (transitively) to the associative array CHOSEN.
 choose() {
-    local name="$1" entry fn needs dep
+    local name="$1" entry needs dep
     [[ -z "${CHOSEN[$name]:-}" ]] || return 0
     entry="$(stage_entry "$name")"
-    IFS='|' read -r _ fn needs <<< "$entry"
+    IFS="|" read -r _ _ needs <<< "$entry"
     for dep in $needs; do
         choose "$dep"
     done
