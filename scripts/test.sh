@@ -2,24 +2,29 @@
 # The project's test command: runs every test stage and prints a summary; exits non-zero if any failed.
 #
 #   scripts/test.sh               all stages, in order
-#   scripts/test.sh STAGE...      only these (e.g. `scripts/test.sh python-env python-clients`)
-#   scripts/test.sh --list        the stages
+#   scripts/test.sh STAGE...      these, after the set-up stages they need (e.g. `scripts/test.sh rck` runs
+#                                 cargo-build, python-env and jvm-tools first): each works alone on a fresh machine
+#   scripts/test.sh --list        the stages and what each needs
 #
 # Stages: postgres (scripts/postgres.sh start → TABLEBAY_TEST_POSTGRES_URL), cargo-build, cargo-test (includes
-# iceberg-rust's RestCatalog in crates/tablebay/tests/it/iceberg_clients_rust.rs), python-env
+# iceberg-rust's RestCatalog in crates/tablebay/tests/it/iceberg_clients_rust.rs; always with
+# TABLEBAY_TEST_POSTGRES_URL, so the PostgreSQL variants run and fail when they cannot), python-env
 # (scripts/python-env.sh), python-clients (pytest clients/python against the built binary: boto3, the AWS CLI,
 # PyIceberg, DuckDB — all but the S3 data-plane files), python-s3 (clients/python/test_s3_*.py: boto3, raw
 # SigV4, pyarrow, aws s3 on the local and the remote backend), s3-crash (kill -9 during large uploads),
-# jvm-build (scripts/jvm-build.sh: clients/jvm with Maven), jvm-s3 (the AWS SDK for Java v2 check, through
-# pytest), kafka-connect (scripts/jvm-kafka-connect.sh: a KRaft broker, a Connect worker and the Iceberg sink
-# writing into Tablebay, exactly once across a kill -9), spark and flink (the pipeline scenarios of clients/jvm/spark and clients/jvm/flink: Spark 3.5 and
-# Flink 1.20 with Iceberg 1.10.1's REST catalog, SigV4 and S3FileIO; jars by scripts/jvm-pipeline-build.sh),
-# rck (Iceberg's REST Compatibility Kit, scripts/rck.sh; every failure must be listed with its reason in
-# clients/jvm-rck/expected-failures.txt).
-# A stage whose prerequisite failed is skipped. To add one: write `stage_NAME`, add it to STAGES.
+# jvm-tools (scripts/jvm-tools.sh: a JDK and Maven, installed when missing), jvm-build (scripts/jvm-build.sh:
+# clients/jvm with Maven), jvm-s3 (the AWS SDK for Java v2 check, through pytest), kafka-connect
+# (scripts/jvm-kafka-connect.sh: a KRaft broker, a Connect worker and the Iceberg sink writing into Tablebay,
+# exactly once across a kill -9), spark and flink (the pipeline scenarios of clients/jvm/spark and
+# clients/jvm/flink: Spark 3.5 and Flink 1.20 with Iceberg 1.10.1's REST catalog, SigV4 and S3FileIO; jars by
+# scripts/jvm-pipeline-build.sh), rck (Iceberg's REST Compatibility Kit, scripts/rck.sh; every failure must be
+# listed with its reason in clients/jvm-rck/expected-failures.txt).
+# A stage whose prerequisite failed is skipped. To add one: write `stage_NAME`, add it to STAGES with every stage
+# it needs (the set-up it relies on, not just what happens to run before it).
 #
 # Environment: CARGO_TARGET_DIR (default $HOME/.cache/tablebay-target); TABLEBAY_TEST_POSTGRES_URL (if set,
-# that PostgreSQL is used and none is started); TABLEBAY_BIN (default $CARGO_TARGET_DIR/debug/tablebay);
+# that PostgreSQL is used and none is started); TABLEBAY_BIN (default $CARGO_TARGET_DIR/debug/tablebay; the
+# harnesses refuse a binary not built from this tree unless TABLEBAY_BIN_UNCHECKED=1);
 # TABLEBAY_VENV (default $HOME/.cache/tablebay-venv); PYTEST_ARGS (extra pytest arguments);
 # TABLEBAY_TEST_LARGE_MIB (size of the `aws s3 cp` file, default 200).
 set -euo pipefail
@@ -28,21 +33,22 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/tablebay-target}"
 
-# name | function | stages that must have passed first (space-separated)
+# name | function | stages that must have passed first (space-separated; run first when a subset is asked for)
 STAGES=(
     "postgres|stage_postgres|"
     "cargo-build|stage_cargo_build|"
-    "cargo-test|stage_cargo_test|cargo-build"
+    "cargo-test|stage_cargo_test|postgres cargo-build"
     "python-env|stage_python_env|"
     "python-clients|stage_python_clients|cargo-build python-env"
     "python-s3|stage_python_s3|cargo-build python-env"
     "s3-crash|stage_s3_crash|cargo-build python-env"
-    "jvm-build|stage_jvm_build|"
-    "kafka-connect|stage_kafka_connect|cargo-build python-env jvm-build"
+    "jvm-tools|stage_jvm_tools|"
+    "jvm-build|stage_jvm_build|jvm-tools"
+    "kafka-connect|stage_kafka_connect|cargo-build python-env jvm-tools"
     "jvm-s3|stage_jvm_s3|cargo-build python-env jvm-build"
-    "spark|stage_spark|cargo-build python-env jvm-build"
-    "flink|stage_flink|cargo-build python-env jvm-build"
-    "rck|stage_rck|cargo-build python-env"
+    "spark|stage_spark|cargo-build python-env jvm-tools"
+    "flink|stage_flink|cargo-build python-env jvm-tools"
+    "rck|stage_rck|cargo-build python-env jvm-tools"
 )
 
 # Stages run in subshells (so `set -e` holds inside them); one that must hand a variable to later stages
@@ -78,6 +84,12 @@ stage_cargo_build() {
 }
 
 stage_cargo_test() {
+    # The postgres stage set it: with it, a PostgreSQL variant that cannot run fails instead of being skipped.
+    if [[ -z "${TABLEBAY_TEST_POSTGRES_URL:-}" ]]; then
+        echo "TABLEBAY_TEST_POSTGRES_URL is not set (the postgres stage sets it)" >&2
+        return 1
+    fi
+    echo "cargo test with TABLEBAY_TEST_POSTGRES_URL=$TABLEBAY_TEST_POSTGRES_URL"
     # --no-fail-fast: one run reports every failing test binary, not just the first.
     cargo test --workspace --no-fail-fast
 }
@@ -113,13 +125,16 @@ stage_s3_crash() {
     run_pytest clients/python/test_s3_crash.py
 }
 
+stage_jvm_tools() {
+    scripts/jvm-tools.sh
+}
+
 stage_jvm_build() {
     local jar
     jar="$(scripts/jvm-build.sh | tail -n 1)"
     stage_export TABLEBAY_JVM_JAR "$jar"
 }
 
-# Needs jvm-build: on a fresh machine that stage installs Maven and the JDK.
 stage_kafka_connect() {
     export TABLEBAY_BIN="${TABLEBAY_BIN:-$CARGO_TARGET_DIR/debug/tablebay}"
     scripts/jvm-kafka-connect.sh
@@ -184,22 +199,52 @@ run_stage() {
     printf '==> %s: %s (%ss)\n' "$name" "${RESULT[$name]}" "${SECONDS_TAKEN[$name]}"
 }
 
+# The stage's entry: "name|function|needs".
+stage_entry() {
+    printf '%s\n' "${STAGES[@]}" | grep "^$1|"
+}
+
+# Adds NAME and, first, every stage it needs (transitively) to the associative array CHOSEN.
+choose() {
+    local name="$1" entry needs dep
+    [[ -z "${CHOSEN[$name]:-}" ]] || return 0
+    entry="$(stage_entry "$name")"
+    IFS="|" read -r _ _ needs <<< "$entry"
+    for dep in $needs; do
+        choose "$dep"
+    done
+    CHOSEN[$name]=1
+}
+
 main() {
     local -a wanted=("$@")
     local entry name fn needs
     if [[ "${1:-}" == "--list" ]]; then
-        for entry in "${STAGES[@]}"; do echo "${entry%%|*}"; done
+        for entry in "${STAGES[@]}"; do
+            IFS='|' read -r name fn needs <<< "$entry"
+            if [[ -n "$needs" ]]; then
+                printf '%-16s needs: %s\n' "$name" "$needs"
+            else
+                echo "$name"
+            fi
+        done
         return 0
     fi
     for name in "${wanted[@]}"; do
-        if ! printf '%s\n' "${STAGES[@]}" | grep -q "^$name|"; then
+        if ! stage_entry "$name" > /dev/null; then
             echo "scripts/test.sh: unknown stage '$name' (see --list)" >&2
             return 2
         fi
     done
+    declare -gA CHOSEN=()
+    if [[ ${#wanted[@]} -gt 0 ]]; then
+        for name in "${wanted[@]}"; do
+            choose "$name"
+        done
+    fi
     for entry in "${STAGES[@]}"; do
         IFS='|' read -r name fn needs <<< "$entry"
-        if [[ ${#wanted[@]} -gt 0 ]] && ! printf '%s\n' "${wanted[@]}" | grep -qx "$name"; then
+        if [[ ${#wanted[@]} -gt 0 && -z "${CHOSEN[$name]:-}" ]]; then
             continue
         fi
         run_stage "$name" "$fn" "$needs"

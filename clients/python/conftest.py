@@ -1,7 +1,8 @@
 """Fixtures of the real-client suite.
 
 Each test module gets its own `tablebay serve` (module scope), started from `TABLEBAY_BIN` (else
-`$CARGO_TARGET_DIR/debug/tablebay`) with a temporary data dir, ephemeral ports, `--arn-flavor aws`,
+`$CARGO_TARGET_DIR/debug/tablebay`, built if stale; tablebay_test/binary.py refuses a binary built from other
+sources unless `TABLEBAY_BIN_UNCHECKED=1`) with a temporary data dir, ephemeral ports, `--arn-flavor aws`,
 region us-east-1, account 111122223333 and fixed root credentials. `oss_server` is a second one with
 the default (oss) ARN flavor. Clients are boto3 (`s3tables`), the `aws` CLI (`cli`) and raw
 SigV4-signed requests (`raw`).
@@ -20,6 +21,7 @@ import pytest
 from tablebay_test.cli import AwsCli
 from tablebay_test.clients import make_client
 from tablebay_test.expect import bucket_arn, purge_bucket, unique
+from tablebay_test.iceberg import data_plane_missing, rest_catalog
 from tablebay_test.server import TablebayServer
 from tablebay_test.signing import signed_request
 from tablebay_test import ACCESS_KEY_ID, REGION, SECRET_ACCESS_KEY
@@ -118,6 +120,31 @@ def table(s3tables, namespace):
                                  name=name, format="ICEBERG")
     return SimpleNamespace(bucket_arn=namespace.bucket.arn, namespace=namespace.name, name=name,
                            arn=resp["tableARN"], version_token=resp["versionToken"])
+
+
+# --- Iceberg REST clients ---
+
+@pytest.fixture(scope="module")
+def data_plane(server):
+    """Skips the module's tests that use it when the server has no S3 data plane (with the reason); a module
+    that needs it throughout says `pytestmark = pytest.mark.usefixtures("data_plane")`."""
+    reason = data_plane_missing(server)
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture
+def catalog(server, bucket):
+    """A PyIceberg RestCatalog on a fresh table bucket, signed as `osstables`."""
+    return rest_catalog(server, bucket.arn)
+
+
+@pytest.fixture
+def ns(catalog):
+    """A fresh namespace in `catalog`."""
+    name = unique("ns", "_")
+    catalog.create_namespace(name)
+    return name
 
 
 # --- the S3 data plane ---

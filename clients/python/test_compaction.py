@@ -27,7 +27,7 @@ from pyiceberg.types import IntegerType, LongType, NestedField, StringType
 
 from tablebay_test import REGION
 from tablebay_test.expect import unique
-from tablebay_test.iceberg import data_plane_missing, duckdb_attach, duckdb_connect, rest_catalog
+from tablebay_test.iceberg import duckdb_attach, duckdb_connect, rest_catalog
 from tablebay_test.server import TablebayServer, binary_path
 
 SCHEMA = Schema(
@@ -54,16 +54,7 @@ def server(tmp_path_factory):
     srv.stop()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def data_plane(server):
-    reason = data_plane_missing(server)
-    if reason:
-        pytest.skip(reason)
-
-
-@pytest.fixture
-def catalog(server, bucket):
-    return rest_catalog(server, bucket.arn)
+pytestmark = pytest.mark.usefixtures("data_plane")  # skips without the S3 data plane (conftest.py)
 
 
 def rows(start: int, count: int) -> pa.Table:

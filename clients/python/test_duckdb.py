@@ -15,7 +15,7 @@ import pytest
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
-from tablebay_test.iceberg import data_plane_missing, duckdb_attach, duckdb_connect, rest_catalog
+from tablebay_test.iceberg import duckdb_attach, duckdb_connect, rest_catalog
 
 
 @pytest.fixture
@@ -23,13 +23,6 @@ def duck(tmp_path):
     con = duckdb_connect(tmp_path / "duckdb-extensions")
     yield con
     con.close()
-
-
-@pytest.fixture
-def needs_data_plane(server):
-    reason = data_plane_missing(server)
-    if reason:
-        pytest.skip(reason)
 
 
 def test_extensions_load_from_pypi_packages_without_network(duck, tmp_path):
@@ -68,7 +61,7 @@ def test_create_schema_and_table_with_default_attach_options(server, bucket, duc
     assert not catalog.table_exists(("duck_ns", "items"))
 
 
-def test_insert_and_select(server, bucket, duck, needs_data_plane):
+def test_insert_and_select(server, bucket, duck, data_plane):
     duckdb_attach(duck, server, bucket.arn)
     duck.execute("CREATE SCHEMA cat.sales")
     duck.execute("CREATE TABLE cat.sales.orders (id BIGINT, item VARCHAR)")
@@ -82,14 +75,14 @@ def test_insert_and_select(server, bucket, duck, needs_data_plane):
     assert sorted(table.scan().to_arrow().column("id").to_pylist()) == list(range(1, 11))
 
 
-def test_create_table_as_select_in_one_transaction(server, bucket, duck, needs_data_plane):
+def test_create_table_as_select_in_one_transaction(server, bucket, duck, data_plane):
     duckdb_attach(duck, server, bucket.arn)
     duck.execute("CREATE SCHEMA cat.ctas")
     duck.execute("CREATE TABLE cat.ctas.numbers AS SELECT range AS n FROM range(100)")
     assert duck.execute("SELECT sum(n) FROM cat.ctas.numbers").fetchone()[0] == sum(range(100))
 
 
-def test_duckdb_reads_pyiceberg_data_and_pyiceberg_reads_duckdb_inserts(server, bucket, duck, needs_data_plane):
+def test_duckdb_reads_pyiceberg_data_and_pyiceberg_reads_duckdb_inserts(server, bucket, duck, data_plane):
     catalog = rest_catalog(server, bucket.arn)
     catalog.create_namespace("mixed")
     schema = Schema(NestedField(1, "id", LongType(), required=False),
@@ -104,7 +97,7 @@ def test_duckdb_reads_pyiceberg_data_and_pyiceberg_reads_duckdb_inserts(server, 
     assert sorted((r["id"], r["who"]) for r in rows) == [(i, "py") for i in range(5)] + [(100, "duck")]
 
 
-def test_multi_table_transaction_commits_atomically(server, bucket, duck, needs_data_plane):
+def test_multi_table_transaction_commits_atomically(server, bucket, duck, data_plane):
     """DuckDB sends both tables' changes in one `POST /transactions/commit`."""
     duckdb_attach(duck, server, bucket.arn)
     duck.execute("CREATE SCHEMA cat.tx")

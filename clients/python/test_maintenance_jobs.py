@@ -43,11 +43,6 @@ def server(tmp_path_factory):
     srv.stop()
 
 
-@pytest.fixture
-def catalog(server, bucket):
-    return rest_catalog(server, bucket.arn)
-
-
 def rows(ids) -> pa.Table:
     ids = list(ids)
     return pa.Table.from_pydict({"id": ids, "note": [f"row-{i}" for i in ids]}, schema=ARROW)

@@ -50,19 +50,6 @@ SCHEMA = Schema(
 )
 
 
-@pytest.fixture
-def catalog(server, bucket):
-    """A PyIceberg RestCatalog on a fresh table bucket, signed as `osstables`."""
-    return rest_catalog(server, bucket.arn)
-
-
-@pytest.fixture
-def ns(catalog):
-    name = unique("ns", "_")
-    catalog.create_namespace(name)
-    return name
-
-
 def metadata_file_re(location: str, version: int) -> re.Pattern:
     return re.compile(rf"^{re.escape(location)}/metadata/{version:05d}-{UUID}\.metadata\.json$")
 

@@ -18,7 +18,7 @@ from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
-from tablebay_test.iceberg import data_plane_missing, rest_catalog
+from tablebay_test.iceberg import rest_catalog
 
 WRITERS = 8
 APPENDS_PER_WRITER = 4
@@ -28,11 +28,7 @@ SCHEMA = Schema(NestedField(1, "id", LongType(), required=True),
 ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("writer", pa.string())])
 
 
-@pytest.fixture(scope="module", autouse=True)
-def data_plane(server):
-    reason = data_plane_missing(server)
-    if reason:
-        pytest.skip(reason)
+pytestmark = pytest.mark.usefixtures("data_plane")  # skips without the S3 data plane (conftest.py)
 
 
 def test_eight_writers_each_append_lands_exactly_once(server, bucket):

@@ -21,8 +21,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import DayTransform
 from pyiceberg.types import LongType, NestedField, StringType, TimestampType
 
-from tablebay_test.expect import unique
-from tablebay_test.iceberg import data_plane_missing, list_keys, rest_catalog, split_s3_location
+from tablebay_test.iceberg import list_keys, split_s3_location
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),
@@ -37,23 +36,7 @@ ARROW_SCHEMA = pa.schema([
 DAY0 = dt.datetime(2026, 1, 1, 12, 0, 0)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def data_plane(server):
-    reason = data_plane_missing(server)
-    if reason:
-        pytest.skip(reason)
-
-
-@pytest.fixture
-def catalog(server, bucket):
-    return rest_catalog(server, bucket.arn)
-
-
-@pytest.fixture
-def ns(catalog):
-    name = unique("ns", "_")
-    catalog.create_namespace(name)
-    return name
+pytestmark = pytest.mark.usefixtures("data_plane")  # skips without the S3 data plane (conftest.py)
 
 
 def rows(ids, day_of=lambda i: i % 3, note=lambda i: f"row-{i}") -> pa.Table:

@@ -1,5 +1,6 @@
 """Starts and stops a real `tablebay serve` process for a test session or module.
 
+The binary is `binary_path()` (tablebay_test/binary.py: `TABLEBAY_BIN`, checked against this tree's sources).
 The server is started on ephemeral ports (`127.0.0.1:0`) with a temporary data directory; its
 addresses are read from the ready lines it prints on stdout
 (`tablebay tables listener ready at http://127.0.0.1:PORT`, one per listener). Waiting is bounded by
@@ -21,17 +22,9 @@ from pathlib import Path
 import requests
 
 from . import ACCESS_KEY_ID, ACCOUNT_ID, REGION, SECRET_ACCESS_KEY
+from .binary import binary_path  # noqa: F401 (re-exported: callers run the CLI with it)
 
 READY_LINE = re.compile(r"tablebay (tables|s3) listener ready at (http://\S+)")
-
-
-def binary_path() -> Path:
-    """`TABLEBAY_BIN`, else `$CARGO_TARGET_DIR/debug/tablebay` (default target dir as in scripts/test.sh)."""
-    explicit = os.environ.get("TABLEBAY_BIN")
-    if explicit:
-        return Path(explicit)
-    target = os.environ.get("CARGO_TARGET_DIR") or str(Path.home() / ".cache" / "tablebay-target")
-    return Path(target) / "debug" / "tablebay"
 
 
 class ServerStartError(RuntimeError):
@@ -77,10 +70,7 @@ class TablebayServer:
         return env
 
     def start(self, timeout: float = 60.0) -> "TablebayServer":
-        binary = binary_path()
-        if not binary.is_file():
-            raise ServerStartError(
-                f"tablebay binary not found at {binary}: build it (cargo build) or set TABLEBAY_BIN")
+        binary_path()  # checked once per process: raises BinaryError for a missing or stale binary
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._lines = queue.Queue()  # a fresh queue per process: restarts must not see the old one's end
         self._log = open(self.log_path, "a", encoding="utf-8", errors="replace")

@@ -10,6 +10,8 @@ mod blob;
 pub mod encryption;
 mod error;
 pub mod meta;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 
 pub use blob::{BlobStore, BlobStream, BlobUrl, BlobWriter};
 pub use error::StoreError;

@@ -11,9 +11,20 @@ mod serve;
 
 use clap::{Parser, Subcommand};
 
+/// `tablebay --version`: the package version, the digest of the sources built (`build/source_id.rs`; the test
+/// harnesses refuse a binary whose digest is not their tree's) and the tree they were in.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (source ",
+    env!("TABLEBAY_SOURCE_ID"),
+    ", tree ",
+    env!("TABLEBAY_SOURCE_TREE"),
+    ")"
+);
+
 /// Tablebay: a self-hostable table bucket service (S3 Tables / OSS Tables compatible).
 #[derive(Parser, Debug)]
-#[command(name = "tablebay", version, about)]
+#[command(name = "tablebay", version = VERSION, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

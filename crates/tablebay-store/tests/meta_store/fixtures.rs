@@ -84,6 +84,11 @@ pub(crate) async fn one_table(store: &MetaStore, name: &str) -> TableRecord {
     t
 }
 
+/// The version token of table `id`, which must exist.
+pub(crate) async fn token(store: &MetaStore, id: Uuid) -> String {
+    store.table_by_id(id).await.unwrap().unwrap().version_token
+}
+
 pub(crate) fn names<T>(rows: &[T], name: impl Fn(&T) -> &str) -> Vec<String> {
     rows.iter().map(|r| name(r).to_owned()).collect()
 }

@@ -210,9 +210,22 @@ pub(crate) async fn iam_identities_and_keys(env: Env) {
             .await
             .unwrap()
     );
-    assert!(store.replace_secret("K1", "secret-K1", "sealed1:{}").await.unwrap());
-    assert!(!store.replace_secret("NOPE", "x", "sealed1:{}").await.unwrap());
-    assert_eq!(store.credential("K1").await.unwrap().unwrap().secret, "sealed1:{}");
+    assert!(
+        store
+            .replace_secret("K1", "secret-K1", "sealed1:{}")
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .replace_secret("NOPE", "x", "sealed1:{}")
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.credential("K1").await.unwrap().unwrap().secret,
+        "sealed1:{}"
+    );
     let unsealed = store.unsealed_secrets().await.unwrap();
     assert_eq!(unsealed, [("S1".to_string(), "secret-S1".to_string())]);
 

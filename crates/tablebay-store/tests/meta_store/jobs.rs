@@ -3,51 +3,74 @@
 
 use std::collections::HashSet;
 
-use chrono::{TimeZone, Utc};
+use chrono::{DateTime, TimeZone, Utc};
 use tablebay_store::MetaStore;
 use tablebay_store::StoreError;
-use tablebay_store::meta::RunRecord;
+use tablebay_store::meta::{JobRecord, RunRecord};
 use uuid::Uuid;
 
 use crate::Env;
 
-fn t(seconds: i64) -> chrono::DateTime<Utc> {
+const SNAPSHOTS: &str = "icebergSnapshotManagement";
+const UNREFERENCED: &str = "icebergUnreferencedFileRemoval";
+
+fn t(seconds: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_800_000_000 + seconds, 0).unwrap()
+}
+
+/// [`MetaStore::enqueue_job`]: whether a job was added.
+async fn enqueue(
+    store: &MetaStore,
+    table: Uuid,
+    job_type: &str,
+    trigger: &str,
+    now: DateTime<Utc>,
+) -> bool {
+    store
+        .enqueue_job(table, job_type, trigger, now)
+        .await
+        .unwrap()
+}
+
+/// [`MetaStore::claim_next_job`]: the job claimed, if any.
+async fn claim(
+    store: &MetaStore,
+    owner: &str,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> Option<JobRecord> {
+    store.claim_next_job(owner, now, until).await.unwrap()
+}
+
+/// [`MetaStore::renew_lease`]: whether `owner` still held it.
+async fn renew(store: &MetaStore, job: Uuid, owner: &str, until: DateTime<Utc>) -> bool {
+    store.renew_lease(job, owner, until).await.unwrap()
+}
+
+/// [`MetaStore::finish_job`]: whether `owner` still held it.
+async fn finish(
+    store: &MetaStore,
+    job: Uuid,
+    owner: &str,
+    retry_at: Option<DateTime<Utc>>,
+) -> bool {
+    store.finish_job(job, owner, retry_at).await.unwrap()
 }
 
 pub(crate) async fn jobs_one_per_table_and_type(env: Env) {
     let store = env.store;
     let table = Uuid::now_v7();
-    assert!(
-        store
-            .enqueue_job(table, "icebergSnapshotManagement", "sweep", t(0))
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store
-            .enqueue_job(table, "icebergSnapshotManagement", "commit", t(1))
-            .await
-            .unwrap()
-    );
-    assert!(
-        store
-            .enqueue_job(table, "icebergUnreferencedFileRemoval", "sweep", t(1))
-            .await
-            .unwrap()
-    );
-    let first = store
-        .claim_next_job("a", t(2), t(62))
-        .await
-        .unwrap()
-        .unwrap();
+    assert!(enqueue(&store, table, SNAPSHOTS, "sweep", t(0)).await);
+    assert!(!enqueue(&store, table, SNAPSHOTS, "commit", t(1)).await);
+    assert!(enqueue(&store, table, UNREFERENCED, "sweep", t(1)).await);
+    let first = claim(&store, "a", t(2), t(62)).await.unwrap();
     assert_eq!(
         (
             first.table_id,
             first.job_type.as_str(),
             first.trigger.as_str()
         ),
-        (table, "icebergSnapshotManagement", "sweep")
+        (table, SNAPSHOTS, "sweep")
     );
     assert_eq!(
         (
@@ -58,124 +81,68 @@ pub(crate) async fn jobs_one_per_table_and_type(env: Env) {
         ("a", t(62), 1)
     );
     // While it runs, the same type cannot be queued again.
+    assert!(!enqueue(&store, table, SNAPSHOTS, "commit", t(3)).await);
+    let second = claim(&store, "b", t(3), t(63)).await.unwrap();
+    assert_eq!(second.job_type, UNREFERENCED);
+    assert!(claim(&store, "c", t(4), t(64)).await.is_none());
+    assert!(renew(&store, first.id, "a", t(100)).await);
     assert!(
-        !store
-            .enqueue_job(table, "icebergSnapshotManagement", "commit", t(3))
-            .await
-            .unwrap()
-    );
-    let second = store
-        .claim_next_job("b", t(3), t(63))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(second.job_type, "icebergUnreferencedFileRemoval");
-    assert!(
-        store
-            .claim_next_job("c", t(4), t(64))
-            .await
-            .unwrap()
-            .is_none()
-    );
-    assert!(store.renew_lease(first.id, "a", t(100)).await.unwrap());
-    assert!(
-        !store.renew_lease(first.id, "b", t(100)).await.unwrap(),
+        !renew(&store, first.id, "b", t(100)).await,
         "only the holder renews"
     );
     assert!(
-        !store.finish_job(first.id, "b", None).await.unwrap(),
+        !finish(&store, first.id, "b", None).await,
         "only the holder finishes"
     );
-    assert!(store.finish_job(first.id, "a", None).await.unwrap());
-    assert!(
-        store
-            .enqueue_job(table, "icebergSnapshotManagement", "commit", t(5))
-            .await
-            .unwrap()
-    );
+    assert!(finish(&store, first.id, "a", None).await);
+    assert!(enqueue(&store, table, SNAPSHOTS, "commit", t(5)).await);
 }
 
 pub(crate) async fn jobs_lapsed_lease_is_retaken(env: Env) {
     let store = env.store;
     let table = Uuid::now_v7();
-    store
-        .enqueue_job(table, "icebergSnapshotManagement", "sweep", t(0))
-        .await
-        .unwrap();
-    let dead = store
-        .claim_next_job("dead-worker", t(1), t(31))
-        .await
-        .unwrap()
-        .unwrap();
+    enqueue(&store, table, SNAPSHOTS, "sweep", t(0)).await;
+    let dead = claim(&store, "dead-worker", t(1), t(31)).await.unwrap();
     // Live lease: nobody else gets it.
-    assert!(
-        store
-            .claim_next_job("b", t(30), t(90))
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(claim(&store, "b", t(30), t(90)).await.is_none());
     // Lapsed: the next claimer takes it over, and the dead worker can neither renew nor finish it.
-    let taken = store
-        .claim_next_job("b", t(32), t(92))
-        .await
-        .unwrap()
-        .unwrap();
+    let taken = claim(&store, "b", t(32), t(92)).await.unwrap();
     assert_eq!(
         (taken.id, taken.attempts, taken.lease_owner.as_str()),
         (dead.id, 2, "b")
     );
-    assert!(
-        !store
-            .renew_lease(dead.id, "dead-worker", t(200))
-            .await
-            .unwrap()
-    );
-    assert!(
-        !store
-            .finish_job(dead.id, "dead-worker", None)
-            .await
-            .unwrap()
-    );
-    assert!(store.finish_job(taken.id, "b", None).await.unwrap());
-    assert!(
-        store
-            .claim_next_job("c", t(300), t(360))
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(!renew(&store, dead.id, "dead-worker", t(200)).await);
+    assert!(!finish(&store, dead.id, "dead-worker", None).await);
+    assert!(finish(&store, taken.id, "b", None).await);
+    assert!(claim(&store, "c", t(300), t(360)).await.is_none());
 }
 
 pub(crate) async fn jobs_claim_for_one_table(env: Env) {
     let store = env.store;
     let table = Uuid::now_v7();
     // Queued by a sweep, then run now: the run-now claim takes the queued job.
-    store
-        .enqueue_job(table, "icebergSnapshotManagement", "sweep", t(0))
-        .await
-        .unwrap();
+    enqueue(&store, table, SNAPSHOTS, "sweep", t(0)).await;
     let now = store
-        .claim_job_for(table, "icebergSnapshotManagement", "a", t(1), t(61))
+        .claim_job_for(table, SNAPSHOTS, "a", t(1), t(61))
         .await
         .unwrap();
     assert_eq!((now.trigger.as_str(), now.attempts), ("manual", 1));
     match store
-        .claim_job_for(table, "icebergSnapshotManagement", "b", t(2), t(62))
+        .claim_job_for(table, SNAPSHOTS, "b", t(2), t(62))
         .await
     {
         Err(StoreError::Conflict(_)) => {}
         other => panic!("a second run-now of a running job must conflict, got {other:?}"),
     }
     let after_lapse = store
-        .claim_job_for(table, "icebergSnapshotManagement", "b", t(62), t(122))
+        .claim_job_for(table, SNAPSHOTS, "b", t(62), t(122))
         .await
         .unwrap();
     assert_eq!((after_lapse.id, after_lapse.attempts), (now.id, 2));
-    assert!(store.finish_job(after_lapse.id, "b", None).await.unwrap());
+    assert!(finish(&store, after_lapse.id, "b", None).await);
     // Nothing queued: run-now queues and claims at once.
     let fresh = store
-        .claim_job_for(table, "icebergUnreferencedFileRemoval", "a", t(70), t(130))
+        .claim_job_for(table, UNREFERENCED, "a", t(70), t(130))
         .await
         .unwrap();
     assert_eq!(fresh.attempts, 1);
@@ -184,35 +151,13 @@ pub(crate) async fn jobs_claim_for_one_table(env: Env) {
 pub(crate) async fn jobs_backed_off_wait(env: Env) {
     let store = env.store;
     let table = Uuid::now_v7();
-    store
-        .enqueue_job(table, "icebergSnapshotManagement", "commit", t(0))
-        .await
-        .unwrap();
-    let job = store
-        .claim_next_job("a", t(1), t(61))
-        .await
-        .unwrap()
-        .unwrap();
+    enqueue(&store, table, SNAPSHOTS, "commit", t(0)).await;
+    let job = claim(&store, "a", t(1), t(61)).await.unwrap();
     assert!(store.finish_job(job.id, "a", Some(t(20))).await.unwrap());
     // Still one job of the type (a commit trigger meanwhile adds none), not claimable before its time.
-    assert!(
-        !store
-            .enqueue_job(table, "icebergSnapshotManagement", "commit", t(2))
-            .await
-            .unwrap()
-    );
-    assert!(
-        store
-            .claim_next_job("b", t(10), t(70))
-            .await
-            .unwrap()
-            .is_none()
-    );
-    let again = store
-        .claim_next_job("b", t(21), t(81))
-        .await
-        .unwrap()
-        .unwrap();
+    assert!(!enqueue(&store, table, SNAPSHOTS, "commit", t(2)).await);
+    assert!(claim(&store, "b", t(10), t(70)).await.is_none());
+    let again = claim(&store, "b", t(21), t(81)).await.unwrap();
     assert_eq!((again.id, again.attempts), (job.id, 2));
 }
 
@@ -222,16 +167,8 @@ pub(crate) async fn race_jobs_claimed_once(env: Env) {
     let mut expected = HashSet::new();
     for i in 0..30 {
         let table = Uuid::now_v7();
-        for job_type in [
-            "icebergSnapshotManagement",
-            "icebergUnreferencedFileRemoval",
-        ] {
-            assert!(
-                env.store
-                    .enqueue_job(table, job_type, "sweep", t(i))
-                    .await
-                    .unwrap()
-            );
+        for job_type in [SNAPSHOTS, UNREFERENCED] {
+            assert!(enqueue(&env.store, table, job_type, "sweep", t(i)).await);
             expected.insert((table, job_type.to_string()));
         }
     }
@@ -276,7 +213,7 @@ pub(crate) async fn runs_and_noncurrent_marks(env: Env) {
         job_id: Uuid::now_v7(),
         table_id,
         table_arn: format!("arn:aws:s3tables:us-east-1:111122223333:bucket/b/table/{table_id}"),
-        job_type: "icebergSnapshotManagement".into(),
+        job_type: SNAPSHOTS.into(),
         trigger: "manual".into(),
         worker: "w".into(),
         outcome: outcome.into(),
@@ -304,10 +241,7 @@ pub(crate) async fn runs_and_noncurrent_marks(env: Env) {
     );
     // A skipped run leaves the job's status as it was.
     assert_eq!(
-        store
-            .last_decided_run(table, "icebergSnapshotManagement")
-            .await
-            .unwrap(),
+        store.last_decided_run(table, SNAPSHOTS).await.unwrap(),
         Some(failed)
     );
     assert_eq!(

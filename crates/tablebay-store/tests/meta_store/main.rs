@@ -1,9 +1,10 @@
 //! The metadata store's behaviour, one suite run twice: against SQLite (a fresh file per test) and against
 //! PostgreSQL (a fresh database per test, `CREATE DATABASE tb_<random>` on the server named by
-//! `TABLEBAY_TEST_POSTGRES_URL`, dropped afterwards). Without that variable the Postgres variants print a note
-//! and pass; `scripts/postgres.sh start` prints a suitable URL.
+//! `TABLEBAY_TEST_POSTGRES_URL`, dropped afterwards). Without that variable the Postgres variants are skipped with a
+//! note; with it, a server that cannot be reached fails them (`tablebay_store::test_support`).
+//! `scripts/postgres.sh start` prints a suitable URL.
 //!
-//! This file is the harness; `cases.rs` checks each method's contract, `races.rs` its behaviour under concurrency,
+//! This file is the harness; `cases.rs` and `tables.rs` check each method's contract, `races.rs` its behaviour under concurrency,
 //! and `fixtures.rs` builds the records both use.
 // The whole target is test code, but clippy's `allow-*-in-tests` only covers `#[test]` functions, not the shared
 // cases and fixtures in this target's modules.
@@ -22,15 +23,15 @@ mod iceberg;
 mod jobs;
 mod objects;
 mod races;
+mod tables;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
-use sqlx::{AssertSqlSafe, Connection};
 use tablebay_store::MetaStore;
 use tablebay_store::meta::Backend;
-use uuid::Uuid;
+use tablebay_store::test_support::TestDatabase;
 
 /// What each case gets: the store and the URL it was opened with (to reconnect).
 pub(crate) struct Env {
@@ -69,12 +70,12 @@ suite!(
     cases::namespaces_list_pagination,
     cases::namespaces_properties,
     cases::namespaces_delete,
-    cases::tables_insert_and_get,
-    cases::tables_list,
-    cases::tables_swap_single,
-    cases::tables_swap_all_or_nothing,
-    cases::tables_rename,
-    cases::tables_delete,
+    tables::tables_insert_and_get,
+    tables::tables_list,
+    tables::tables_swap_single,
+    tables::tables_swap_all_or_nothing,
+    tables::tables_rename,
+    tables::tables_delete,
     cases::attributes_crud,
     races::race_swaps_one_winner_per_token,
     races::race_swaps_no_lost_updates,
@@ -127,19 +128,11 @@ where
     F: FnOnce(Env) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let Ok(server) = std::env::var("TABLEBAY_TEST_POSTGRES_URL") else {
-        eprintln!("note: TABLEBAY_TEST_POSTGRES_URL is unset; skipping the PostgreSQL variant");
+    // Unset: skipped with a note; set but unusable: a failure (tablebay_store::test_support).
+    let Some(database) = TestDatabase::create().await else {
         return;
     };
-    let name = format!("tb_{}", Uuid::new_v4().simple());
-    let mut admin = sqlx::PgConnection::connect(&server).await.unwrap();
-    // `name` is ours (hex digits), so formatting it into the statement is safe.
-    sqlx::query(AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let url = with_database(&server, &name);
-
+    let url = database.url().to_string();
     let outcome = AssertUnwindSafe(async {
         let store = MetaStore::connect(&url).await.unwrap();
         assert_eq!(store.backend(), Backend::Postgres);
@@ -152,45 +145,8 @@ where
     })
     .catch_unwind()
     .await;
-
-    // Best effort: a failure to drop leaves a stray database, not a failed test.
-    if let Err(e) = sqlx::query(AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-    )))
-    .execute(&mut admin)
-    .await
-    {
-        eprintln!("note: could not drop test database {name}: {e}");
-    }
-    let _ = admin.close().await;
+    database.drop_database().await;
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic);
     }
-}
-
-/// `server` (a `postgres://…/<db>[?…]` URL) pointed at database `name`.
-fn with_database(server: &str, name: &str) -> String {
-    let (base, query) = match server.split_once('?') {
-        Some((base, query)) => (base, format!("?{query}")),
-        None => (server, String::new()),
-    };
-    let authority_start = base.find("://").map_or(0, |i| i + 3);
-    let root = match base[authority_start..].find('/') {
-        Some(slash) => &base[..authority_start + slash],
-        None => base,
-    };
-    format!("{root}/{name}{query}")
-}
-
-#[test]
-fn database_urls() {
-    assert_eq!(
-        with_database("postgres://u@h:1/postgres", "x"),
-        "postgres://u@h:1/x"
-    );
-    assert_eq!(with_database("postgres://u@h:1", "x"), "postgres://u@h:1/x");
-    assert_eq!(
-        with_database("postgres://u@h/db?sslmode=disable", "x"),
-        "postgres://u@h/x?sslmode=disable"
-    );
 }

@@ -33,12 +33,7 @@ pub(crate) async fn race_swaps_one_winner_per_token(env: Env) {
             }
         }
         assert_eq!(winners.len(), 1, "round {round}: winners {winners:?}");
-        let token = store
-            .table_by_id(t.id)
-            .await
-            .unwrap()
-            .unwrap()
-            .version_token;
+        let token = token(&store, t.id).await;
         assert_eq!(token, format!("v{}-{}", round + 1, winners[0]));
         // Normalise for the next round.
         store
@@ -85,12 +80,7 @@ pub(crate) async fn race_swaps_no_lost_updates(env: Env) {
     for handle in tasks {
         handle.await.unwrap();
     }
-    let token = store
-        .table_by_id(t.id)
-        .await
-        .unwrap()
-        .unwrap()
-        .version_token;
+    let token = token(&store, t.id).await;
     assert!(token.starts_with("v80-"), "{token}");
 }
 
@@ -108,8 +98,8 @@ pub(crate) async fn race_multi_swaps_opposite_order(env: Env) {
         tasks.push(tokio::spawn(async move {
             let mut done = 0;
             while done < 5 {
-                let ta = store.table_by_id(a).await.unwrap().unwrap().version_token;
-                let tb = store.table_by_id(b).await.unwrap().unwrap().version_token;
+                let ta = token(&store, a).await;
+                let tb = token(&store, b).await;
                 let new = format!("{task}-{done}");
                 let mut batch = vec![swap(a, &ta, &new), swap(b, &tb, &new)];
                 if task % 2 == 1 {
@@ -127,18 +117,8 @@ pub(crate) async fn race_multi_swaps_opposite_order(env: Env) {
         handle.await.unwrap();
     }
     // Both tables always move together, so they end on the same token.
-    let ta = store
-        .table_by_id(a.id)
-        .await
-        .unwrap()
-        .unwrap()
-        .version_token;
-    let tb = store
-        .table_by_id(b.id)
-        .await
-        .unwrap()
-        .unwrap()
-        .version_token;
+    let ta = token(&store, a.id).await;
+    let tb = token(&store, b.id).await;
     assert_eq!(ta, tb);
 }
 

@@ -8,7 +8,7 @@
     clippy::indexing_slicing
 )]
 
-use http::{Method, StatusCode};
+use http::{Method, Method as M, StatusCode};
 use serde_json::{Value, json};
 
 use crate::server::{ACCOUNT, REGION, SECRET, TestServer, seg};
@@ -28,22 +28,26 @@ async fn body(response: reqwest::Response) -> (StatusCode, Option<String>, Value
     (status, error_type, value)
 }
 
+/// A signed control-plane call: status, `x-amzn-ErrorType` and the JSON answer.
+async fn call(
+    server: &TestServer,
+    method: Method,
+    path: &str,
+    json: Value,
+) -> (StatusCode, Option<String>, Value) {
+    body(server.call(method, path, json).await).await
+}
+
 #[tokio::test]
 async fn health_answers_without_auth_and_everything_else_needs_it() {
     let server = TestServer::start();
     let health = server
-        .http
-        .get(format!("{}/health", server.tables_url))
-        .send()
-        .await
-        .unwrap();
+        .get_unsigned(&format!("{}/health", server.tables_url))
+        .await;
     assert_eq!(health.status(), StatusCode::OK);
     let s3 = server
-        .http
-        .get(format!("{}/some-bucket/key", server.s3_url))
-        .send()
-        .await
-        .unwrap();
+        .get_unsigned(&format!("{}/some-bucket/key", server.s3_url))
+        .await;
     assert!(s3.text().await.unwrap().contains("<Error><Code>"));
 
     let unsigned = server
@@ -60,7 +64,7 @@ async fn health_answers_without_auth_and_everything_else_needs_it() {
 
     let wrong = server
         .send_signed(
-            Method::PUT,
+            M::PUT,
             "/buckets",
             br#"{"name":"b1"}"#,
             "s3tables",
@@ -69,12 +73,12 @@ async fn health_answers_without_auth_and_everything_else_needs_it() {
         .await;
     assert_eq!(wrong.status(), StatusCode::FORBIDDEN);
     let wrong_service = server
-        .send_signed(Method::PUT, "/buckets", br#"{"name":"b1"}"#, "s3", SECRET)
+        .send_signed(M::PUT, "/buckets", br#"{"name":"b1"}"#, "s3", SECRET)
         .await;
     assert_eq!(wrong_service.status(), StatusCode::FORBIDDEN);
 
     // Nothing was created by the rejected requests.
-    let (status, _, list) = body(server.call(Method::GET, "/buckets", Value::Null).await).await;
+    let (status, _, list) = call(&server, M::GET, "/buckets", Value::Null).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(list["tableBuckets"], json!([]));
 }
@@ -82,12 +86,8 @@ async fn health_answers_without_auth_and_everything_else_needs_it() {
 #[tokio::test]
 async fn tables_lifecycle_with_version_tokens() {
     let server = TestServer::start();
-    let (status, _, created) = body(
-        server
-            .call(Method::PUT, "/buckets", json!({"name": "analytics"}))
-            .await,
-    )
-    .await;
+    let (status, _, created) =
+        call(&server, M::PUT, "/buckets", json!({"name": "analytics"})).await;
     assert_eq!(status, StatusCode::OK);
     let arn = created["arn"].as_str().unwrap().to_string();
     assert_eq!(
@@ -96,38 +96,27 @@ async fn tables_lifecycle_with_version_tokens() {
     );
     let b = seg(&arn);
 
-    let (status, _, _) = body(
-        server
-            .call(
-                Method::PUT,
-                &format!("/namespaces/{b}"),
-                json!({"namespace": ["sales"]}),
-            )
-            .await,
+    let (status, _, _) = call(
+        &server,
+        M::PUT,
+        &format!("/namespaces/{b}"),
+        json!({"namespace": ["sales"]}),
     )
     .await;
     assert_eq!(status, StatusCode::OK);
     let create = json!({"name": "orders", "format": "ICEBERG", "metadata": {"iceberg": {"schema": {"fields": [
         {"name": "id", "type": "long", "required": true}, {"name": "amount", "type": "decimal(10,2)"}]}}}});
-    let (status, _, table) = body(
-        server
-            .call(Method::PUT, &format!("/tables/{b}/sales"), create)
-            .await,
-    )
-    .await;
+    let (status, _, table) = call(&server, M::PUT, &format!("/tables/{b}/sales"), create).await;
     assert_eq!(status, StatusCode::OK);
     let token = table["versionToken"].as_str().unwrap().to_string();
     let table_arn = table["tableARN"].as_str().unwrap().to_string();
     assert!(table_arn.starts_with(&format!("{arn}/table/")));
 
-    let (_, _, location) = body(
-        server
-            .call(
-                Method::GET,
-                &format!("/tables/{b}/sales/orders/metadata-location"),
-                Value::Null,
-            )
-            .await,
+    let (_, _, location) = call(
+        &server,
+        M::GET,
+        &format!("/tables/{b}/sales/orders/metadata-location"),
+        Value::Null,
     )
     .await;
     assert_eq!(location["versionToken"], json!(token));
@@ -142,41 +131,32 @@ async fn tables_lifecycle_with_version_tokens() {
 
     // Compare-and-swap: a stale token is a 409 and changes nothing.
     let update = |token: &str, file: &str| json!({"versionToken": token, "metadataLocation": format!("{warehouse}/metadata/{file}")});
-    let (status, _, updated) = body(
-        server
-            .call(
-                Method::PUT,
-                &format!("/tables/{b}/sales/orders/metadata-location"),
-                update(&token, "00001-a.metadata.json"),
-            )
-            .await,
+    let (status, _, updated) = call(
+        &server,
+        M::PUT,
+        &format!("/tables/{b}/sales/orders/metadata-location"),
+        update(&token, "00001-a.metadata.json"),
     )
     .await;
     assert_eq!(status, StatusCode::OK);
     let new_token = updated["versionToken"].as_str().unwrap().to_string();
     assert_ne!(new_token, token);
-    let (status, error_type, _) = body(
-        server
-            .call(
-                Method::PUT,
-                &format!("/tables/{b}/sales/orders/metadata-location"),
-                update(&token, "00002-b.metadata.json"),
-            )
-            .await,
+    let (status, error_type, _) = call(
+        &server,
+        M::PUT,
+        &format!("/tables/{b}/sales/orders/metadata-location"),
+        update(&token, "00002-b.metadata.json"),
     )
     .await;
     assert_eq!(
         (status, error_type.as_deref()),
         (StatusCode::CONFLICT, Some("ConflictException"))
     );
-    let (_, _, location) = body(
-        server
-            .call(
-                Method::GET,
-                &format!("/tables/{b}/sales/orders/metadata-location"),
-                Value::Null,
-            )
-            .await,
+    let (_, _, location) = call(
+        &server,
+        M::GET,
+        &format!("/tables/{b}/sales/orders/metadata-location"),
+        Value::Null,
     )
     .await;
     assert!(
@@ -187,77 +167,53 @@ async fn tables_lifecycle_with_version_tokens() {
     );
 
     // Rename keeps the ARN; the new GetTable route finds it by ARN.
-    let (status, _, _) = body(
-        server
-            .call(
-                Method::PUT,
-                &format!("/tables/{b}/sales/orders/rename"),
-                json!({"newName": "orders_v2"}),
-            )
-            .await,
+    let (status, _, _) = call(
+        &server,
+        M::PUT,
+        &format!("/tables/{b}/sales/orders/rename"),
+        json!({"newName": "orders_v2"}),
     )
     .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let (status, _, got) = body(
-        server
-            .call(
-                Method::GET,
-                &format!("/get-table?tableArn={}", seg(&table_arn)),
-                Value::Null,
-            )
-            .await,
+    let (status, _, got) = call(
+        &server,
+        M::GET,
+        &format!("/get-table?tableArn={}", seg(&table_arn)),
+        Value::Null,
     )
     .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(got["name"], json!("orders_v2"));
 
     // Non-empty deletes are refused; then everything goes in order.
-    let (status, _, _) = body(
-        server
-            .call(
-                Method::DELETE,
-                &format!("/namespaces/{b}/sales"),
-                Value::Null,
-            )
-            .await,
+    let (status, _, _) = call(
+        &server,
+        M::DELETE,
+        &format!("/namespaces/{b}/sales"),
+        Value::Null,
     )
     .await;
     assert_eq!(status, StatusCode::CONFLICT);
-    let (status, _, _) = body(
-        server
-            .call(
-                Method::DELETE,
-                &format!("/tables/{b}/sales/orders_v2"),
-                Value::Null,
-            )
-            .await,
+    let (status, _, _) = call(
+        &server,
+        M::DELETE,
+        &format!("/tables/{b}/sales/orders_v2"),
+        Value::Null,
     )
     .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let (status, _, _) = body(
-        server
-            .call(
-                Method::DELETE,
-                &format!("/namespaces/{b}/sales"),
-                Value::Null,
-            )
-            .await,
+    let (status, _, _) = call(
+        &server,
+        M::DELETE,
+        &format!("/namespaces/{b}/sales"),
+        Value::Null,
     )
     .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let (status, _, _) = body(
-        server
-            .call(Method::DELETE, &format!("/buckets/{b}"), Value::Null)
-            .await,
-    )
-    .await;
+    let (status, _, _) = call(&server, M::DELETE, &format!("/buckets/{b}"), Value::Null).await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let (status, error_type, _) = body(
-        server
-            .call(Method::GET, &format!("/buckets/{b}"), Value::Null)
-            .await,
-    )
-    .await;
+    let (status, error_type, _) =
+        call(&server, M::GET, &format!("/buckets/{b}"), Value::Null).await;
     assert_eq!(
         (status, error_type.as_deref()),
         (StatusCode::NOT_FOUND, Some("NotFoundException"))
@@ -269,19 +225,14 @@ async fn pagination_visits_every_bucket_once() {
     let server = TestServer::start();
     let mut names: Vec<String> = (0..7).map(|i| format!("bucket-{i:02}")).collect();
     for name in &names {
-        let (status, _, _) = body(
-            server
-                .call(Method::PUT, "/buckets", json!({"name": name}))
-                .await,
-        )
-        .await;
+        let (status, _, _) = call(&server, M::PUT, "/buckets", json!({"name": name})).await;
         assert_eq!(status, StatusCode::OK);
     }
     let mut seen = Vec::new();
     let mut tokens = Vec::new();
     let mut query = "/buckets?maxBuckets=3".to_string();
     loop {
-        let (status, _, page) = body(server.call(Method::GET, &query, Value::Null).await).await;
+        let (status, _, page) = call(&server, M::GET, &query, Value::Null).await;
         assert_eq!(status, StatusCode::OK);
         seen.extend(
             page["tableBuckets"]
@@ -302,55 +253,43 @@ async fn pagination_visits_every_bucket_once() {
     names.sort();
     assert_eq!(seen, names);
     assert_eq!(tokens.len(), 2);
-    let (status, error_type, _) = body(
-        server
-            .call(
-                Method::GET,
-                "/buckets?continuationToken=garbage",
-                Value::Null,
-            )
-            .await,
+    let (status, error_type, _) = call(
+        &server,
+        M::GET,
+        "/buckets?continuationToken=garbage",
+        Value::Null,
     )
     .await;
     assert_eq!(
         (status, error_type.as_deref()),
         (StatusCode::BAD_REQUEST, Some("BadRequestException"))
     );
-    let (status, _, _) = body(
-        server
-            .call(Method::GET, "/buckets?maxBuckets=1001", Value::Null)
-            .await,
-    )
-    .await;
+    let (status, _, _) = call(&server, M::GET, "/buckets?maxBuckets=1001", Value::Null).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]
 async fn oss_flavor_is_the_default_and_both_flavors_are_accepted() {
     let server = TestServer::start_with(&[]);
-    let (_, _, created) = body(
-        server
-            .call(Method::PUT, "/buckets", json!({"name": "oss-bucket"}))
-            .await,
-    )
-    .await;
+    let (_, _, created) = call(&server, M::PUT, "/buckets", json!({"name": "oss-bucket"})).await;
     let arn = created["arn"].as_str().unwrap();
     assert_eq!(
         arn,
         format!("acs:osstables:{REGION}:{ACCOUNT}:bucket/oss-bucket")
     );
     let aws = format!("arn:aws:s3tables:{REGION}:{ACCOUNT}:bucket/oss-bucket");
-    let (status, _, got) = body(
-        server
-            .call(Method::GET, &format!("/buckets/{}", seg(&aws)), Value::Null)
-            .await,
+    let (status, _, got) = call(
+        &server,
+        M::GET,
+        &format!("/buckets/{}", seg(&aws)),
+        Value::Null,
     )
     .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(got["arn"], json!(arn));
     // Signing name osstables works as well as s3tables.
     let response = server
-        .send_signed(Method::GET, "/buckets", b"", "osstables", SECRET)
+        .send_signed(M::GET, "/buckets", b"", "osstables", SECRET)
         .await;
     assert_eq!(response.status(), StatusCode::OK);
 }
@@ -360,28 +299,28 @@ async fn malformed_and_foreign_requests_get_modeled_errors() {
     let server = TestServer::start();
     let cases: Vec<(Method, String, Value, StatusCode, &str)> = vec![
         (
-            Method::PUT,
+            M::PUT,
             "/buckets".into(),
             json!({"name": "Bad_Name"}),
             StatusCode::BAD_REQUEST,
             "BadRequestException",
         ),
         (
-            Method::PUT,
+            M::PUT,
             "/buckets".into(),
             json!({"nom": "x"}),
             StatusCode::BAD_REQUEST,
             "BadRequestException",
         ),
         (
-            Method::GET,
+            M::GET,
             "/buckets/not-an-arn".into(),
             Value::Null,
             StatusCode::BAD_REQUEST,
             "BadRequestException",
         ),
         (
-            Method::GET,
+            M::GET,
             format!(
                 "/buckets/{}",
                 seg("arn:aws:s3tables:us-east-1:999999999999:bucket/theirs")
@@ -391,7 +330,7 @@ async fn malformed_and_foreign_requests_get_modeled_errors() {
             "AccessDeniedException",
         ),
         (
-            Method::GET,
+            M::GET,
             format!(
                 "/buckets/{}",
                 seg(&format!(
@@ -403,7 +342,7 @@ async fn malformed_and_foreign_requests_get_modeled_errors() {
             "NotFoundException",
         ),
         (
-            Method::POST,
+            M::POST,
             "/nowhere".into(),
             Value::Null,
             StatusCode::BAD_REQUEST,
@@ -411,8 +350,7 @@ async fn malformed_and_foreign_requests_get_modeled_errors() {
         ),
     ];
     for (method, path, payload, expected_status, expected_type) in cases {
-        let (status, error_type, value) =
-            body(server.call(method.clone(), &path, payload).await).await;
+        let (status, error_type, value) = call(&server, method.clone(), &path, payload).await;
         assert_eq!(
             (status, error_type.as_deref()),
             (expected_status, Some(expected_type)),
@@ -421,12 +359,12 @@ async fn malformed_and_foreign_requests_get_modeled_errors() {
         assert!(value["message"].is_string());
     }
     let raw = server
-        .send_signed(Method::PUT, "/buckets", b"{not json", "s3tables", SECRET)
+        .send_signed(M::PUT, "/buckets", b"{not json", "s3tables", SECRET)
         .await;
     assert_eq!(raw.status(), StatusCode::BAD_REQUEST);
     let huge = vec![b' '; 2 * 1024 * 1024];
     let raw = server
-        .send_signed(Method::PUT, "/buckets", &huge, "s3tables", SECRET)
+        .send_signed(M::PUT, "/buckets", &huge, "s3tables", SECRET)
         .await;
     assert_eq!(raw.status(), StatusCode::BAD_REQUEST);
 }

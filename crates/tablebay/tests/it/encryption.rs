@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use http::{Method, StatusCode};
+use http::{Method as M, StatusCode};
 use serde_json::{Value, json};
 
-use crate::s3::{error_code, new_table, s3, try_s3};
+use crate::s3::{error_code, new_table, s3, s3_signed, try_s3};
 use crate::server::{ACCESS_KEY, SECRET, TestServer, seg};
 
 const KEY_A: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
@@ -61,7 +61,7 @@ async fn put(
 ) -> reqwest::Response {
     s3(
         server,
-        Method::PUT,
+        M::PUT,
         &format!("/{bucket}/{key}"),
         body,
         extra,
@@ -80,7 +80,7 @@ async fn get(
     let header = range.map(|r| ("range", r));
     s3(
         server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}/{key}"),
         b"",
         header.as_slice(),
@@ -131,16 +131,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
 
     // Multipart: a 5 MiB part and a short one, read back across the part boundary.
     let key = "data/multi.parquet";
-    let created = s3(
-        &server,
-        Method::POST,
-        &format!("/{bucket}/{key}?uploads"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let created = s3_signed(&server, M::POST, &format!("/{bucket}/{key}?uploads"), b"").await;
     assert_eq!(created.status(), StatusCode::OK);
     assert_eq!(sse(&created).as_deref(), Some("AES256"));
     let xml = created.text().await.unwrap();
@@ -157,7 +148,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
     let mut etags = Vec::new();
     for (n, part) in [(1, &part1), (2, &part2)] {
         let path = format!("/{bucket}/{key}?partNumber={n}&uploadId={upload_id}");
-        let resp = s3(&server, Method::PUT, &path, part, &[], SECRET, false).await;
+        let resp = s3_signed(&server, M::PUT, &path, part).await;
         assert_eq!(resp.status(), StatusCode::OK);
         assert_eq!(sse(&resp).as_deref(), Some("AES256"), "UploadPart answer");
         etags.push(resp.headers()["etag"].to_str().unwrap().to_string());
@@ -168,16 +159,7 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
         etags[0], etags[1]
     );
     let path = format!("/{bucket}/{key}?uploadId={upload_id}");
-    let done = s3(
-        &server,
-        Method::POST,
-        &path,
-        complete.as_bytes(),
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let done = s3_signed(&server, M::POST, &path, complete.as_bytes()).await;
     assert_eq!(done.status(), StatusCode::OK);
     assert_eq!(sse(&done).as_deref(), Some("AES256"));
     let whole: Vec<u8> = [part1.as_slice(), part2.as_slice()].concat();
@@ -254,14 +236,11 @@ async fn data_is_encrypted_on_disk_and_reads_back_exact() {
     assert_eq!(empty.status(), StatusCode::OK);
     assert!(empty.bytes().await.unwrap().is_empty());
 
-    let head = s3(
+    let head = s3_signed(
         &server,
-        Method::HEAD,
+        M::HEAD,
         &format!("/{bucket}/data/big.parquet"),
         b"",
-        &[],
-        SECRET,
-        false,
     )
     .await;
     assert_eq!(head.status(), StatusCode::OK);
@@ -340,7 +319,7 @@ async fn sse_requests_must_match_the_table() {
         assert_eq!(error_code(&text), Some(code), "{headers:?}: {text}");
         let path = format!("/{bucket}/x?uploads");
         let (status, text) =
-            text_of(s3(&server, Method::POST, &path, b"", &headers, SECRET, false).await).await;
+            text_of(s3(&server, M::POST, &path, b"", &headers, SECRET, false).await).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{headers:?}: {text}");
     }
     // Nothing was written.
@@ -405,7 +384,7 @@ async fn altered_bytes_fail_with_an_integrity_error() {
     // A whole read never delivers the altered bytes: the body stops with an error before the bad chunk.
     let whole = try_s3(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}/f"),
         b"",
         &[],
@@ -432,9 +411,7 @@ async fn altered_bytes_fail_with_an_integrity_error() {
 
 /// Runs `tablebay serve` on `data` expecting it to exit at startup; returns its stderr.
 fn start_fails(data: &Path, extra: &[&str]) -> String {
-    let binary = std::env::var("TABLEBAY_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_tablebay").to_string());
-    let mut child = Command::new(binary)
+    let mut child = Command::new(crate::server::binary())
         .args(["serve", "--data-dir"])
         .arg(data)
         .args(["--tables-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0"])
@@ -551,16 +528,7 @@ async fn wrong_keys_refuse_and_rotation_keeps_old_data_readable() {
         text.contains("default version 1 is not configured"),
         "{text}"
     );
-    let head = s3(
-        &server,
-        Method::HEAD,
-        &format!("/{bucket}/old"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let head = s3_signed(&server, M::HEAD, &format!("/{bucket}/old"), b"").await;
     assert_eq!(
         head.status(),
         StatusCode::OK,
@@ -578,7 +546,7 @@ async fn kms_tables_use_their_key() {
     );
     let server = TestServer::start_with(&["--arn-flavor", "aws", "--encryption-key-file", &file]);
     let created: Value = server
-        .call(Method::PUT, "/buckets", json!({"name": "enc-kms"}))
+        .call(M::PUT, "/buckets", json!({"name": "enc-kms"}))
         .await
         .json()
         .await
@@ -587,7 +555,7 @@ async fn kms_tables_use_their_key() {
     assert_eq!(
         server
             .call(
-                Method::PUT,
+                M::PUT,
                 &format!("/namespaces/{arn}"),
                 json!({"namespace": ["ns"]})
             )
@@ -602,14 +570,14 @@ async fn kms_tables_use_their_key() {
                           "encryptionConfiguration": {"sseAlgorithm": "aws:kms", "kmsKeyArn": key}});
         assert_eq!(
             server
-                .call(Method::PUT, &format!("/tables/{arn}/ns"), body)
+                .call(M::PUT, &format!("/tables/{arn}/ns"), body)
                 .await
                 .status(),
             StatusCode::OK
         );
         let location: Value = server
             .call(
-                Method::GET,
+                M::GET,
                 &format!("/tables/{arn}/ns/{name}/metadata-location"),
                 Value::Null,
             )

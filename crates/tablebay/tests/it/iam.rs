@@ -3,10 +3,11 @@
 //! explicit deny wins, a deactivated or deleted key stops working, and bad admin input is a 400 that changes
 //! nothing.
 
-use http::Method;
+use http::Method as M;
 use serde_json::{Value, json};
 
-use crate::identity::{Creds, Surface, must, send, table, user};
+use crate::identity::{Creds, must, send, table, user};
+use crate::identity::{S3, Tables};
 use crate::server::{ACCOUNT, REGION, TestServer, seg};
 
 fn read_only(resource: &str) -> Value {
@@ -25,8 +26,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let ana = must(
         s,
         &root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/users",
         json!({"userName": "ana"}),
     )
@@ -35,8 +36,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let (status, _) = send(
         s,
         &root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/users",
         br#"{"userName":"ana"}"#,
     )
@@ -49,41 +50,24 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
         br#"{"userName":"x","extra":1}"#,
         b"{}",
     ] {
-        let (status, text) =
-            send(s, &root, Method::POST, Surface::Tables, "/admin/users", bad).await;
+        let (status, text) = send(s, &root, M::POST, Tables, "/admin/users", bad).await;
         assert_eq!(status, 400, "{text}");
         assert_eq!(
             serde_json::from_str::<Value>(&text).unwrap()["code"],
             "BadRequest"
         );
     }
-    let users = must(
-        s,
-        &root,
-        Method::GET,
-        Surface::Tables,
-        "/admin/users",
-        Value::Null,
-    )
-    .await;
+    let users = must(s, &root, M::GET, Tables, "/admin/users", Value::Null).await;
     assert_eq!(users["users"].as_array().unwrap().len(), 1, "{users}");
-    let (status, _) = send(
-        s,
-        &root,
-        Method::GET,
-        Surface::Tables,
-        "/admin/users/nobody",
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &root, M::GET, Tables, "/admin/users/nobody", b"").await;
     assert_eq!(status, 404);
 
     // Keys: at most two; list shows no secrets; an unknown key is a 404.
     let k1 = must(
         s,
         &root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/users/ana/access-keys",
         Value::Null,
     )
@@ -91,8 +75,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     must(
         s,
         &root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/users/ana/access-keys",
         Value::Null,
     )
@@ -100,8 +84,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let (status, _) = send(
         s,
         &root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/users/ana/access-keys",
         b"",
     )
@@ -110,8 +94,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let keys = must(
         s,
         &root,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         "/admin/users/ana/access-keys",
         Value::Null,
     )
@@ -125,8 +109,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let (status, _) = send(
         s,
         &root,
-        Method::DELETE,
-        Surface::Tables,
+        M::DELETE,
+        Tables,
         "/admin/users/ana/access-keys/TBAKNOPE",
         b"",
     )
@@ -141,17 +125,17 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
         json!({"Version": "2012-10-17", "Statement": [{"Effect": "Perhaps", "Action": "s3tables:GetTable", "Resource": "*"}]}).to_string(),
         format!("{{\"Version\":\"2012-10-17\",\"Statement\":[],\"x\":\"{}\"}}", "a".repeat(70_000)),
     ] {
-        let (status, text) = send(s, &root, Method::PUT, Surface::Tables, "/admin/users/ana/policies/p", bad.as_bytes()).await;
+        let (status, text) = send(s, &root, M::PUT, Tables, "/admin/users/ana/policies/p", bad.as_bytes()).await;
         assert_eq!(status, 400, "{text}");
-        let (status, _) = send(s, &root, Method::GET, Surface::Tables, "/admin/users/ana/policies/p", b"").await;
+        let (status, _) = send(s, &root, M::GET, Tables, "/admin/users/ana/policies/p", b"").await;
         assert_eq!(status, 404);
     }
     let good = read_only("*").to_string();
     must(
         s,
         &root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         "/admin/users/ana/policies/p",
         Value::String(good.clone()),
     )
@@ -159,8 +143,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let stored = must(
         s,
         &root,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         "/admin/users/ana/policies/p",
         Value::Null,
     )
@@ -169,8 +153,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let names = must(
         s,
         &root,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         "/admin/users/ana/policies",
         Value::Null,
     )
@@ -181,29 +165,21 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let (status, _) = send(
         s,
         &root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/roles",
         br#"{"roleName":"r","trustPolicy":{"Statement":"x"}}"#,
     )
     .await;
     assert_eq!(status, 400);
-    let (status, _) = send(
-        s,
-        &root,
-        Method::GET,
-        Surface::Tables,
-        "/admin/roles/r",
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &root, M::GET, Tables, "/admin/roles/r", b"").await;
     assert_eq!(status, 404);
     let trust = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": ACCOUNT}, "Action": "sts:AssumeRole"}]});
     let role = must(
         s,
         &root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/roles",
         json!({"roleName": "r", "trustPolicy": trust}),
     )
@@ -214,8 +190,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let account = must(
         s,
         &root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/accounts",
         json!({"accountName": "team"}),
     )
@@ -227,21 +203,13 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     };
     let id = account["accountId"].as_str().unwrap().to_string();
     assert_eq!(id.len(), 12);
-    let (status, _) = send(
-        s,
-        &account_root,
-        Method::POST,
-        Surface::Tables,
-        "/admin/accounts",
-        b"{}",
-    )
-    .await;
+    let (status, _) = send(s, &account_root, M::POST, Tables, "/admin/accounts", b"{}").await;
     assert_eq!(status, 403);
     let theirs = must(
         s,
         &account_root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/users",
         json!({"userName": "ana"}),
     )
@@ -250,8 +218,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let (status, _) = send(
         s,
         &account_root,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!("/admin/users?accountId={ACCOUNT}"),
         b"",
     )
@@ -260,8 +228,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let listed = must(
         s,
         &root,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!("/admin/users?accountId={id}"),
         Value::Null,
     )
@@ -272,21 +240,13 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
         secret: k1["secretAccessKey"].as_str().unwrap().into(),
         token: None,
     };
-    let (status, _) = send(
-        s,
-        &ana_creds,
-        Method::GET,
-        Surface::Tables,
-        "/admin/users",
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &ana_creds, M::GET, Tables, "/admin/users", b"").await;
     assert_eq!(status, 403, "a user does not administer identities");
     let (status, _) = send(
         s,
         &root,
-        Method::DELETE,
-        Surface::Tables,
+        M::DELETE,
+        Tables,
         &format!("/admin/accounts/{ACCOUNT}"),
         b"",
     )
@@ -295,8 +255,8 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     let (status, _) = send(
         s,
         &root,
-        Method::DELETE,
-        Surface::Tables,
+        M::DELETE,
+        Tables,
         "/admin/accounts/999999999999",
         b"",
     )
@@ -305,40 +265,24 @@ async fn admin_api_manages_identities_and_rejects_bad_input() {
     must(
         s,
         &root,
-        Method::DELETE,
-        Surface::Tables,
+        M::DELETE,
+        Tables,
         &format!("/admin/accounts/{id}"),
         Value::Null,
     )
     .await;
-    let (status, _) = send(
-        s,
-        &account_root,
-        Method::GET,
-        Surface::Tables,
-        "/buckets",
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &account_root, M::GET, Tables, "/buckets", b"").await;
     assert_eq!(status, 403, "a deleted account's root key is gone");
 
     // Deleting a user removes its keys.
-    must(
-        s,
-        &root,
-        Method::DELETE,
-        Surface::Tables,
-        "/admin/users/ana",
-        Value::Null,
-    )
-    .await;
-    let (status, _) = send(s, &ana_creds, Method::GET, Surface::Tables, "/buckets", b"").await;
+    must(s, &root, M::DELETE, Tables, "/admin/users/ana", Value::Null).await;
+    let (status, _) = send(s, &ana_creds, M::GET, Tables, "/buckets", b"").await;
     assert_eq!(status, 403);
     let (status, _) = send(
         s,
         &root,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         "/admin/users/ana/access-keys",
         b"",
     )
@@ -362,54 +306,22 @@ async fn read_only_user_reads_but_cannot_write_and_deny_wins() {
     let nobody = user(s, &root, "nobody", None).await;
 
     // Data plane: read yes, write no; no policy, nothing.
-    let (status, body) = send(
-        s,
-        &reader,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, body) = send(s, &reader, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!((status, body.as_str()), (200, "hello"));
-    let (status, body) = send(
-        s,
-        &reader,
-        Method::PUT,
-        Surface::S3,
-        &format!("/{data}/data/y"),
-        b"nope",
-    )
-    .await;
+    let (status, body) = send(s, &reader, M::PUT, S3, &format!("/{data}/data/y"), b"nope").await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("<Code>AccessDenied</Code>"), "{body}");
-    let (status, _) = send(
-        s,
-        &root,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/y"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &root, M::GET, S3, &format!("/{data}/data/y"), b"").await;
     assert_eq!(status, 404, "the refused write changed nothing");
-    let (status, _) = send(
-        s,
-        &nobody,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &nobody, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!(status, 403);
 
     // Control plane: GetTable allowed, DeleteTable and CreateNamespace denied with AccessDeniedException.
     let (status, _) = send(
         s,
         &reader,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!("/get-table?tableArn={}", seg(&table_arn)),
         b"",
     )
@@ -418,8 +330,8 @@ async fn read_only_user_reads_but_cannot_write_and_deny_wins() {
     let (status, text) = send(
         s,
         &reader,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &format!("/namespaces/{}", seg(&bucket_arn)),
         br#"{"namespace":["x"]}"#,
     )
@@ -436,51 +348,35 @@ async fn read_only_user_reads_but_cannot_write_and_deny_wins() {
     must(
         s,
         &root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &format!("/buckets/{}/policy", seg(&bucket_arn)),
         json!({"resourcePolicy": deny.to_string()}),
     )
     .await;
-    let (status, _) = send(
-        s,
-        &reader,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &reader, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!(status, 403);
     must(
         s,
         &root,
-        Method::DELETE,
-        Surface::Tables,
+        M::DELETE,
+        Tables,
         &format!("/buckets/{}/policy", seg(&bucket_arn)),
         Value::Null,
     )
     .await;
-    let (status, _) = send(
-        s,
-        &reader,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &reader, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!(status, 200);
 
     // A malformed bucket policy is a 400 and is not stored.
-    let (status, _) = send(s, &root, Method::PUT, Surface::Tables, &format!("/buckets/{}/policy", seg(&bucket_arn)),
+    let (status, _) = send(s, &root, M::PUT, Tables, &format!("/buckets/{}/policy", seg(&bucket_arn)),
         json!({"resourcePolicy": "{\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"s3tables:Nope\",\"Resource\":\"*\"}]}"}).to_string().as_bytes()).await;
     assert_eq!(status, 400);
     let (status, _) = send(
         s,
         &root,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!("/buckets/{}/policy", seg(&bucket_arn)),
         b"",
     )
@@ -492,51 +388,19 @@ async fn read_only_user_reads_but_cannot_write_and_deny_wins() {
     must(
         s,
         &root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &path,
         json!({"status": "Inactive"}),
     )
     .await;
-    let (status, body) = send(
-        s,
-        &reader,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, body) = send(s, &reader, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("InvalidAccessKeyId"), "{body}");
-    let (status, _) = send(
-        s,
-        &root,
-        Method::PUT,
-        Surface::Tables,
-        &path,
-        br#"{"status":"Sleeping"}"#,
-    )
-    .await;
+    let (status, _) = send(s, &root, M::PUT, Tables, &path, br#"{"status":"Sleeping"}"#).await;
     assert_eq!(status, 400);
-    must(
-        s,
-        &root,
-        Method::PUT,
-        Surface::Tables,
-        &path,
-        json!({"status": "Active"}),
-    )
-    .await;
-    let (status, _) = send(
-        s,
-        &reader,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    must(s, &root, M::PUT, Tables, &path, json!({"status": "Active"})).await;
+    let (status, _) = send(s, &reader, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!(status, 200);
 }
 
@@ -551,14 +415,14 @@ async fn audit_log_records_mutations_and_denials() {
     must(
         s,
         &root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         "/buckets",
         json!({"name": "audited"}),
     )
     .await;
     let nobody = user(s, &root, "nobody", None).await;
-    let (status, _) = send(s, &nobody, Method::GET, Surface::Tables, "/buckets", b"").await;
+    let (status, _) = send(s, &nobody, M::GET, Tables, "/buckets", b"").await;
     assert_eq!(status, 403);
 
     // The events are written as they happen; poll the file with a deadline.

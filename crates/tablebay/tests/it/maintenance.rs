@@ -5,9 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use http::{Method, StatusCode};
+use http::{Method as M, StatusCode};
 use serde_json::{Value, json};
 use sqlx::{AssertSqlSafe, Connection};
+use tablebay_store::test_support::TestDatabase;
 
 use crate::server::{ACCESS_KEY, ACCOUNT, SECRET, TestServer, seg};
 
@@ -30,7 +31,7 @@ async fn json_of(response: reqwest::Response) -> (StatusCode, Value) {
 async fn tables(server: &TestServer, bucket: &str, n: usize) -> (String, Vec<String>) {
     let (status, created) = json_of(
         server
-            .call(Method::PUT, "/buckets", json!({"name": bucket}))
+            .call(M::PUT, "/buckets", json!({"name": bucket}))
             .await,
     )
     .await;
@@ -40,7 +41,7 @@ async fn tables(server: &TestServer, bucket: &str, n: usize) -> (String, Vec<Str
     let (status, _) = json_of(
         server
             .call(
-                Method::PUT,
+                M::PUT,
                 &format!("/namespaces/{b}"),
                 json!({"namespace": ["ns"]}),
             )
@@ -52,12 +53,8 @@ async fn tables(server: &TestServer, bucket: &str, n: usize) -> (String, Vec<Str
     for i in 0..n {
         let body = json!({"name": format!("t{i}"), "format": "ICEBERG",
                           "metadata": {"iceberg": {"schema": serde_json::from_str::<Value>(SCHEMA).unwrap()}}});
-        let (status, created) = json_of(
-            server
-                .call(Method::PUT, &format!("/tables/{b}/ns"), body)
-                .await,
-        )
-        .await;
+        let (status, created) =
+            json_of(server.call(M::PUT, &format!("/tables/{b}/ns"), body).await).await;
         assert_eq!(status, StatusCode::OK, "{created}");
         arns.push(created["tableARN"].as_str().unwrap().to_string());
     }
@@ -68,7 +65,7 @@ async fn run_now(server: &TestServer, table_arn: &str, job_type: &str) -> (Statu
     json_of(
         server
             .call(
-                Method::POST,
+                M::POST,
                 "/admin/maintenance/run",
                 json!({"tableArn": table_arn, "type": job_type}),
             )
@@ -81,7 +78,7 @@ async fn runs(server: &TestServer, query: &str) -> Vec<Value> {
     let (status, body) = json_of(
         server
             .call(
-                Method::GET,
+                M::GET,
                 &format!("/admin/maintenance/runs{query}"),
                 Value::Null,
             )
@@ -94,7 +91,7 @@ async fn runs(server: &TestServer, query: &str) -> Vec<Value> {
 
 async fn job_status(server: &TestServer, bucket: &str, table: &str) -> Value {
     let path = format!("/tables/{}/ns/{table}/maintenance-job-status", seg(bucket));
-    let (status, body) = json_of(server.call(Method::GET, &path, Value::Null).await).await;
+    let (status, body) = json_of(server.call(M::GET, &path, Value::Null).await).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body["status"].clone()
 }
@@ -142,7 +139,7 @@ async fn run_now_answers_its_record_and_status_follows() {
     );
     let (code, _) = json_of(
         server
-            .call(Method::PUT, &path, json!({"value": {"status": "disabled"}}))
+            .call(M::PUT, &path, json!({"value": {"status": "disabled"}}))
             .await,
     )
     .await;
@@ -181,9 +178,7 @@ async fn run_now_answers_its_record_and_status_follows() {
     }
 
     // The CLI signs and calls the same endpoint.
-    let binary = std::env::var("TABLEBAY_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_tablebay").to_string());
-    let output = std::process::Command::new(binary)
+    let output = std::process::Command::new(crate::server::binary())
         .args([
             "maintenance",
             "run",
@@ -250,7 +245,7 @@ async fn admin_errors_are_json_and_change_nothing() {
         ),
     ] {
         let response = server
-            .call(Method::POST, "/admin/maintenance/run", body.clone())
+            .call(M::POST, "/admin/maintenance/run", body.clone())
             .await;
         assert_eq!(response.status().as_u16(), status, "{body}");
         assert_eq!(response.headers()["content-type"], "application/json");
@@ -263,7 +258,7 @@ async fn admin_errors_are_json_and_change_nothing() {
     }
     let raw = server
         .send_signed(
-            Method::POST,
+            M::POST,
             "/admin/maintenance/run",
             b"{not json",
             "s3tables",
@@ -273,19 +268,13 @@ async fn admin_errors_are_json_and_change_nothing() {
     assert_eq!(raw.status(), StatusCode::BAD_REQUEST);
     let huge = vec![b' '; 100 * 1024];
     let raw = server
-        .send_signed(
-            Method::POST,
-            "/admin/maintenance/run",
-            &huge,
-            "s3tables",
-            SECRET,
-        )
+        .send_signed(M::POST, "/admin/maintenance/run", &huge, "s3tables", SECRET)
         .await;
     assert_eq!(raw.status(), StatusCode::BAD_REQUEST);
     let body = json!({"tableArn": table, "type": "icebergSnapshotManagement"}).to_string();
     let wrong = server
         .send_signed(
-            Method::POST,
+            M::POST,
             "/admin/maintenance/run",
             body.as_bytes(),
             "s3tables",
@@ -303,25 +292,21 @@ async fn admin_errors_are_json_and_change_nothing() {
     assert_eq!(unsigned.status(), StatusCode::FORBIDDEN);
     let (status, _) = json_of(
         server
-            .call(Method::GET, "/admin/maintenance/run", Value::Null)
+            .call(M::GET, "/admin/maintenance/run", Value::Null)
             .await,
     )
     .await;
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
     let (status, _) = json_of(
         server
-            .call(Method::GET, "/admin/maintenance/nope", Value::Null)
+            .call(M::GET, "/admin/maintenance/nope", Value::Null)
             .await,
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _) = json_of(
         server
-            .call(
-                Method::GET,
-                "/admin/maintenance/runs?maxRuns=0",
-                Value::Null,
-            )
+            .call(M::GET, "/admin/maintenance/runs?maxRuns=0", Value::Null)
             .await,
     )
     .await;
@@ -329,7 +314,7 @@ async fn admin_errors_are_json_and_change_nothing() {
     let (status, _) = json_of(
         server
             .call(
-                Method::GET,
+                M::GET,
                 &format!("/admin/maintenance/runs?tableArn={}", seg(&foreign)),
                 Value::Null,
             )
@@ -341,34 +326,13 @@ async fn admin_errors_are_json_and_change_nothing() {
     assert!(runs(&server, "").await.is_empty());
 }
 
-/// A fresh database on the test PostgreSQL server, or `None` when `TABLEBAY_TEST_POSTGRES_URL` is unset.
-async fn fresh_postgres() -> Option<String> {
-    let Ok(server) = std::env::var("TABLEBAY_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "note: TABLEBAY_TEST_POSTGRES_URL is unset; skipping the two-instance PostgreSQL test"
-        );
-        return None;
-    };
-    let name = format!("tb_it_{:016x}", rand::random::<u64>());
-    let mut admin = sqlx::PgConnection::connect(&server).await.unwrap();
-    sqlx::query(AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let (base, query) = server
-        .split_once('?')
-        .map_or((server.as_str(), String::new()), |(b, q)| {
-            (b, format!("?{q}"))
-        });
-    let root = base.rsplit_once('/').map_or(base, |(root, _)| root);
-    Some(format!("{root}/{name}{query}"))
-}
-
 #[tokio::test]
 async fn two_instances_share_jobs_and_take_over_a_dead_workers_job() {
-    let Some(url) = fresh_postgres().await else {
+    // Unset TABLEBAY_TEST_POSTGRES_URL: skipped with a note; set but unusable: a failure.
+    let Some(database) = TestDatabase::create().await else {
         return;
     };
+    let url = database.url().to_string();
     let blobs = tempfile::tempdir().unwrap();
     let blob_dir = blobs.path().to_str().unwrap().to_string();
     // Instances sharing one metadata store share its master keys (each would otherwise generate its own, and the
@@ -530,4 +494,6 @@ async fn two_instances_share_jobs_and_take_over_a_dead_workers_job() {
     );
     drop(a);
     drop(b);
+    let _ = conn.close().await;
+    database.drop_database().await;
 }

@@ -12,7 +12,7 @@
     clippy::indexing_slicing
 )]
 
-use http::{Method, Request, StatusCode};
+use http::{Method, Method as M, Request, StatusCode};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -21,7 +21,7 @@ use crate::server::{ACCESS_KEY, REGION, SECRET, TestServer, seg};
 /// Creates a bucket, namespace and table through the control plane; returns the table's storage bucket.
 pub(crate) async fn new_table(server: &TestServer, bucket: &str) -> String {
     let created: Value = server
-        .call(Method::PUT, "/buckets", json!({"name": bucket}))
+        .call(M::PUT, "/buckets", json!({"name": bucket}))
         .await
         .json()
         .await
@@ -29,7 +29,7 @@ pub(crate) async fn new_table(server: &TestServer, bucket: &str) -> String {
     let arn = seg(created["arn"].as_str().unwrap());
     let ns = server
         .call(
-            Method::PUT,
+            M::PUT,
             &format!("/namespaces/{arn}"),
             json!({"namespace": ["data"]}),
         )
@@ -37,7 +37,7 @@ pub(crate) async fn new_table(server: &TestServer, bucket: &str) -> String {
     assert_eq!(ns.status(), StatusCode::OK);
     let table = server
         .call(
-            Method::PUT,
+            M::PUT,
             &format!("/tables/{arn}/data"),
             json!({"name": "t", "format": "ICEBERG"}),
         )
@@ -45,7 +45,7 @@ pub(crate) async fn new_table(server: &TestServer, bucket: &str) -> String {
     assert_eq!(table.status(), StatusCode::OK);
     let location: Value = server
         .call(
-            Method::GET,
+            M::GET,
             &format!("/tables/{arn}/data/t/metadata-location"),
             Value::Null,
         )
@@ -72,6 +72,16 @@ pub(crate) async fn s3(
     try_s3(server, method, path, body, extra, secret, unsigned_payload)
         .await
         .unwrap()
+}
+
+/// [`s3`] as the instance's root, with the body's hash and no extra headers.
+pub(crate) async fn s3_signed(
+    server: &TestServer,
+    method: Method,
+    path: &str,
+    body: &[u8],
+) -> reqwest::Response {
+    s3(server, method, path, body, &[], SECRET, false).await
 }
 
 /// [`s3`], for a request whose answer may be cut off.
@@ -102,16 +112,7 @@ pub(crate) async fn try_s3(
     if unsigned_payload {
         sign_unsigned_payload(&mut parts, secret);
     } else {
-        tablebay_auth::signer::sign(
-            &mut parts,
-            body,
-            ACCESS_KEY,
-            secret,
-            REGION,
-            "s3",
-            chrono::Utc::now(),
-        )
-        .unwrap();
+        crate::server::sign(&mut parts, body, ACCESS_KEY, secret, "s3");
     }
     server.try_send_parts(parts, body).await
 }
@@ -186,16 +187,7 @@ async fn objects_round_trip_in_a_table_bucket() {
     let bucket = new_table(&server, "s3-smoke").await;
     let body: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
 
-    let put = s3(
-        &server,
-        Method::PUT,
-        &format!("/{bucket}/data/a.bin"),
-        &body,
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let put = s3_signed(&server, M::PUT, &format!("/{bucket}/data/a.bin"), &body).await;
     assert_eq!(put.status(), StatusCode::OK, "{:?}", put.text().await);
     let etag = put.headers()["etag"].to_str().unwrap().to_string();
     assert!(
@@ -205,7 +197,7 @@ async fn objects_round_trip_in_a_table_bucket() {
 
     let put2 = s3(
         &server,
-        Method::PUT,
+        M::PUT,
         &format!("/{bucket}/data/b.bin"),
         &body[..10],
         &[],
@@ -215,16 +207,7 @@ async fn objects_round_trip_in_a_table_bucket() {
     .await;
     assert_eq!(put2.status(), StatusCode::OK, "{:?}", put2.text().await);
 
-    let head = s3(
-        &server,
-        Method::HEAD,
-        &format!("/{bucket}/data/a.bin"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let head = s3_signed(&server, M::HEAD, &format!("/{bucket}/data/a.bin"), b"").await;
     assert_eq!(head.status(), StatusCode::OK);
     assert_eq!(
         head.headers()["content-length"].to_str().unwrap(),
@@ -232,22 +215,13 @@ async fn objects_round_trip_in_a_table_bucket() {
     );
     assert_eq!(head.headers()["etag"].to_str().unwrap(), etag);
 
-    let get = s3(
-        &server,
-        Method::GET,
-        &format!("/{bucket}/data/a.bin"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let get = s3_signed(&server, M::GET, &format!("/{bucket}/data/a.bin"), b"").await;
     assert_eq!(get.status(), StatusCode::OK);
     assert_eq!(get.bytes().await.unwrap().as_ref(), &body[..]);
 
     let ranged = s3(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}/data/a.bin"),
         b"",
         &[("range", "bytes=-5")],
@@ -261,14 +235,11 @@ async fn objects_round_trip_in_a_table_bucket() {
         &body[body.len() - 5..]
     );
 
-    let list = s3(
+    let list = s3_signed(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}?list-type=2&prefix=data%2F"),
         b"",
-        &[],
-        SECRET,
-        false,
     )
     .await;
     assert_eq!(list.status(), StatusCode::OK);
@@ -278,27 +249,9 @@ async fn objects_round_trip_in_a_table_bucket() {
         "{xml}"
     );
 
-    let delete = s3(
-        &server,
-        Method::DELETE,
-        &format!("/{bucket}/data/a.bin"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let delete = s3_signed(&server, M::DELETE, &format!("/{bucket}/data/a.bin"), b"").await;
     assert_eq!(delete.status(), StatusCode::NO_CONTENT);
-    let gone = s3(
-        &server,
-        Method::GET,
-        &format!("/{bucket}/data/a.bin"),
-        b"",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let gone = s3_signed(&server, M::GET, &format!("/{bucket}/data/a.bin"), b"").await;
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
     assert_eq!(error_code(&gone.text().await.unwrap()), Some("NoSuchKey"));
 }
@@ -307,20 +260,11 @@ async fn objects_round_trip_in_a_table_bucket() {
 async fn presigned_get_works_and_bad_requests_get_s3_errors() {
     let server = TestServer::start();
     let bucket = new_table(&server, "s3-errors").await;
-    let put = s3(
-        &server,
-        Method::PUT,
-        &format!("/{bucket}/k"),
-        b"hello",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let put = s3_signed(&server, M::PUT, &format!("/{bucket}/k"), b"hello").await;
     assert_eq!(put.status(), StatusCode::OK);
 
     let (mut parts, ()) = Request::builder()
-        .method(Method::GET)
+        .method(M::GET)
         .uri(format!("{}/{bucket}/k", server.s3_url))
         .body(())
         .unwrap()
@@ -340,7 +284,7 @@ async fn presigned_get_works_and_bad_requests_get_s3_errors() {
 
     let wrong = s3(
         &server,
-        Method::GET,
+        M::GET,
         &format!("/{bucket}/k"),
         b"",
         &[],
@@ -358,16 +302,7 @@ async fn presigned_get_works_and_bad_requests_get_s3_errors() {
         "not-a-table",
         "01234567-89ab-7def-8123-456789abcdef--table-s3",
     ] {
-        let missing = s3(
-            &server,
-            Method::GET,
-            &format!("/{other}/k"),
-            b"",
-            &[],
-            SECRET,
-            false,
-        )
-        .await;
+        let missing = s3_signed(&server, M::GET, &format!("/{other}/k"), b"").await;
         assert_eq!(missing.status(), StatusCode::NOT_FOUND, "{other}");
         assert_eq!(
             error_code(&missing.text().await.unwrap()),

@@ -10,11 +10,12 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use http::{Method, Request};
+use http::{Method as M, Request};
 use serde_json::{Value, json};
 
+use crate::identity::{Iceberg, Tables};
 use crate::server::{REGION, seg};
-use crate::world::{Surface, Who, World, must, send};
+use crate::world::{Who, World, must, send};
 
 /// A bucket of the `other` account with namespace `ns` and table `t` (with metadata), and its state as its owner
 /// sees it through both surfaces.
@@ -26,22 +27,14 @@ struct Victim {
 impl Victim {
     async fn new(world: &World) -> Self {
         let (s, o) = (&world.server, &world.other);
-        let bucket = must(
-            s,
-            o,
-            Method::PUT,
-            Surface::Tables,
-            "/buckets",
-            json!({"name": "victim"}),
-        )
-        .await;
+        let bucket = must(s, o, M::PUT, Tables, "/buckets", json!({"name": "victim"})).await;
         let bucket_arn = bucket["arn"].as_str().unwrap().to_string();
         let b = seg(&bucket_arn);
         must(
             s,
             o,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             &format!("/namespaces/{b}"),
             json!({"namespace": ["ns"]}),
         )
@@ -49,8 +42,8 @@ impl Victim {
         must(
             s,
             o,
-            Method::POST,
-            Surface::Iceberg,
+            M::POST,
+            Iceberg,
             &format!("/iceberg/v1/{b}/namespaces/ns/tables"),
             json!({"name": "t", "schema": {"type": "struct", "schema-id": 0, "fields": [
                 {"id": 1, "name": "id", "type": "long", "required": true}]}}),
@@ -60,15 +53,23 @@ impl Victim {
         let snapshot = json!({"action": "add-snapshot", "snapshot": {
             "snapshot-id": 7, "sequence-number": 1, "timestamp-ms": chrono::Utc::now().timestamp_millis() + 1000,
             "manifest-list": "s3://placeholder/ignored.avro", "summary": {"operation": "append"}, "schema-id": 0}});
-        let table = must(s, o, Method::GET, Surface::Iceberg, &format!("/iceberg/v1/{b}/namespaces/ns/tables/t"), Value::Null).await;
+        let table = must(
+            s,
+            o,
+            M::GET,
+            Iceberg,
+            &format!("/iceberg/v1/{b}/namespaces/ns/tables/t"),
+            Value::Null,
+        )
+        .await;
         let location = table["metadata"]["location"].as_str().unwrap();
         let mut snapshot = snapshot;
         snapshot["snapshot"]["manifest-list"] = json!(format!("{location}/metadata/snap-7.avro"));
         must(
             s,
             o,
-            Method::POST,
-            Surface::Iceberg,
+            M::POST,
+            Iceberg,
             &format!("/iceberg/v1/{b}/namespaces/ns/tables/t"),
             json!({"requirements": [], "updates": [snapshot,
                 {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": 7}]}),
@@ -87,8 +88,8 @@ impl Victim {
         let location = must(
             s,
             o,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/tables/{b}/ns/t/metadata-location"),
             Value::Null,
         )
@@ -96,8 +97,8 @@ impl Victim {
         let table = must(
             s,
             o,
-            Method::GET,
-            Surface::Iceberg,
+            M::GET,
+            Iceberg,
             &format!("/iceberg/v1/{b}/namespaces/ns/tables/t"),
             Value::Null,
         )
@@ -105,8 +106,8 @@ impl Victim {
         let names = must(
             s,
             o,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/tables/{b}?namespace=ns"),
             Value::Null,
         )
@@ -117,7 +118,11 @@ impl Victim {
             .iter()
             .map(|t| t["name"].clone())
             .collect();
-        (location, table["metadata"]["refs"].clone(), Value::from(names))
+        (
+            location,
+            table["metadata"]["refs"].clone(),
+            Value::from(names),
+        )
     }
 }
 
@@ -146,8 +151,8 @@ async fn a_transaction_that_is_not_utf8_is_refused_and_changes_nothing() {
         let (status, text) = send(
             &world.server,
             who,
-            Method::POST,
-            Surface::Iceberg,
+            M::POST,
+            Iceberg,
             &path,
             &with_bad_byte(&change),
         )
@@ -158,8 +163,8 @@ async fn a_transaction_that_is_not_utf8_is_refused_and_changes_nothing() {
         let (status, text) = send(
             &world.server,
             who,
-            Method::POST,
-            Surface::Iceberg,
+            M::POST,
+            Iceberg,
             &path,
             &serde_json::to_vec(&change).unwrap(),
         )
@@ -177,37 +182,13 @@ async fn a_rename_that_is_not_utf8_is_refused_and_changes_nothing() {
     let victim = Victim::new(&world).await;
     // The owner lets bob of its own account rename tables, but denies it on this one.
     let bob = &world.other;
-    let user = crate::world::must(
-        &world.server,
-        bob,
-        Method::POST,
-        Surface::Tables,
-        "/admin/users",
-        json!({"userName": "carl"}),
-    )
-    .await;
-    let key = must(
-        &world.server,
-        bob,
-        Method::POST,
-        Surface::Tables,
-        "/admin/users/carl/access-keys",
-        Value::Null,
-    )
-    .await;
-    let carl = Who {
-        key: key["accessKeyId"].as_str().unwrap().into(),
-        secret: key["secretAccessKey"].as_str().unwrap().into(),
-        account: bob.account.clone(),
-        arn: user["userArn"].as_str().unwrap().into(),
-    };
-    must(&world.server, bob, Method::PUT, Surface::Tables, "/admin/users/carl/policies/p",
-        Value::String(json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3tables:*", "Resource": "*"}]}).to_string())).await;
+    let allow_all = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3tables:*", "Resource": "*"}]});
+    let carl = Who::user(&world.server, bob, "carl", Some(allow_all)).await;
     let table = must(
         &world.server,
         bob,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!(
             "/get-table?tableBucketARN={}&namespace=ns&name=t",
             seg(&victim.bucket_arn)
@@ -216,7 +197,7 @@ async fn a_rename_that_is_not_utf8_is_refused_and_changes_nothing() {
     )
     .await;
     let table_arn = table["tableARN"].as_str().unwrap();
-    must(&world.server, bob, Method::PUT, Surface::Tables,
+    must(&world.server, bob, M::PUT, Tables,
         &format!("/tables/{}/ns/t/policy", seg(&victim.bucket_arn)),
         json!({"resourcePolicy": json!({"Version": "2012-10-17", "Statement": [{"Effect": "Deny",
             "Principal": {"AWS": carl.arn}, "Action": "s3tables:RenameTable", "Resource": table_arn}]}).to_string()})).await;
@@ -227,8 +208,8 @@ async fn a_rename_that_is_not_utf8_is_refused_and_changes_nothing() {
     let (status, text) = send(
         &world.server,
         &carl,
-        Method::POST,
-        Surface::Iceberg,
+        M::POST,
+        Iceberg,
         &path,
         &with_bad_byte(&rename),
     )
@@ -237,8 +218,8 @@ async fn a_rename_that_is_not_utf8_is_refused_and_changes_nothing() {
     let (status, text) = send(
         &world.server,
         &carl,
-        Method::POST,
-        Surface::Iceberg,
+        M::POST,
+        Iceberg,
         &path,
         &serde_json::to_vec(&rename).unwrap(),
     )
@@ -254,15 +235,7 @@ async fn a_rename_that_is_not_utf8_is_refused_and_changes_nothing() {
 async fn latin1_bodies_are_read_as_their_signature_says() {
     let world = World::new().await;
     let (s, o) = (&world.server, &world.other);
-    let bucket = must(
-        s,
-        o,
-        Method::PUT,
-        Surface::Tables,
-        "/buckets",
-        json!({"name": "latin"}),
-    )
-    .await;
+    let bucket = must(s, o, M::PUT, Tables, "/buckets", json!({"name": "latin"})).await;
     let prefix = seg(bucket["arn"].as_str().unwrap());
     let json_text = "{\"namespace\":[\"cafe\"],\"properties\":{\"comment\":\"caf\u{e9}\"}}";
     let latin1: Vec<u8> = json_text
@@ -272,30 +245,27 @@ async fn latin1_bodies_are_read_as_their_signature_says() {
     assert!(std::str::from_utf8(&latin1).is_err());
     let url = format!("{}/iceberg/v1/{prefix}/namespaces", s.tables_url);
     let (mut parts, ()) = Request::builder()
-        .method(Method::POST)
+        .method(M::POST)
         .uri(&url)
         .header("content-type", "application/json")
         .body(())
         .unwrap()
         .into_parts();
-    tablebay_auth::signer::sign(
+    crate::server::sign(
         &mut parts,
         json_text.as_bytes(),
         &o.key,
         &o.secret,
-        REGION,
         "osstables",
-        chrono::Utc::now(),
-    )
-    .unwrap();
+    );
     let response = s.send_parts(parts, &latin1).await;
     assert_eq!(response.status(), 200);
     assert!(response.headers().contains_key("x-request-id"));
     let namespace = must(
         s,
         o,
-        Method::GET,
-        Surface::Iceberg,
+        M::GET,
+        Iceberg,
         &format!("/iceberg/v1/{prefix}/namespaces/cafe"),
         Value::Null,
     )
@@ -335,8 +305,8 @@ async fn latin1_bodies_are_read_as_their_signature_says() {
     let (status, _) = send(
         s,
         o,
-        Method::HEAD,
-        Surface::Iceberg,
+        M::HEAD,
+        Iceberg,
         &format!("/iceberg/v1/{prefix}/namespaces/cafe2"),
         b"",
     )
@@ -357,7 +327,12 @@ fn answer_without_body(tables_url: &str, head: &str) -> Option<String> {
         .unwrap();
     let mut buf = [0u8; 512];
     match stream.read(&mut buf) {
-        Ok(n) if n > 0 => Some(String::from_utf8_lossy(&buf[..n]).lines().next()?.to_string()),
+        Ok(n) if n > 0 => Some(
+            String::from_utf8_lossy(&buf[..n])
+                .lines()
+                .next()?
+                .to_string(),
+        ),
         _ => None,
     }
 }
@@ -402,22 +377,13 @@ async fn requests_are_authenticated_before_their_body_is_read() {
     let url = world.server.tables_url.clone();
     let head = {
         let (mut parts, ()) = Request::builder()
-            .method(Method::POST)
+            .method(M::POST)
             .uri(format!("{url}/iceberg/v1/x/namespaces"))
             .header("x-amz-content-sha256", "a".repeat(64))
             .body(())
             .unwrap()
             .into_parts();
-        tablebay_auth::signer::sign(
-            &mut parts,
-            b"{}",
-            &o.key,
-            "not-the-secret",
-            REGION,
-            "osstables",
-            chrono::Utc::now(),
-        )
-        .unwrap();
+        crate::server::sign(&mut parts, b"{}", &o.key, "not-the-secret", "osstables");
         let mut head = "POST /iceberg/v1/x/namespaces HTTP/1.1\r\n".to_string();
         for (name, value) in &parts.headers {
             if name != http::header::HOST {
@@ -440,34 +406,28 @@ async fn requests_are_authenticated_before_their_body_is_read() {
 async fn idempotent_replays_hold_no_secrets_and_belong_to_their_principal() {
     let world = World::new().await;
     let (s, o) = (&world.server, &world.other);
-    let bucket = must(
-        s,
-        o,
-        Method::PUT,
-        Surface::Tables,
-        "/buckets",
-        json!({"name": "vend"}),
-    )
-    .await;
+    let bucket = must(s, o, M::PUT, Tables, "/buckets", json!({"name": "vend"})).await;
     let prefix = seg(bucket["arn"].as_str().unwrap());
     must(
         s,
         o,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &format!("/namespaces/{prefix}"),
         json!({"namespace": ["ns"]}),
     )
     .await;
-    let body = serde_json::to_vec(&json!({"name": "t", "schema": {"type": "struct", "schema-id": 0,
-        "fields": [{"id": 1, "name": "id", "type": "long", "required": true}]}}))
+    let body = serde_json::to_vec(
+        &json!({"name": "t", "schema": {"type": "struct", "schema-id": 0,
+        "fields": [{"id": 1, "name": "id", "type": "long", "required": true}]}}),
+    )
     .unwrap();
     let path = format!("/iceberg/v1/{prefix}/namespaces/ns/tables");
     let create = |who: Who, body: Vec<u8>| {
         let url = format!("{}{path}", s.tables_url);
         async move {
             let (mut parts, ()) = Request::builder()
-                .method(Method::POST)
+                .method(M::POST)
                 .uri(url)
                 .header("content-type", "application/json")
                 .header("idempotency-key", "create-t-once")
@@ -475,16 +435,7 @@ async fn idempotent_replays_hold_no_secrets_and_belong_to_their_principal() {
                 .body(())
                 .unwrap()
                 .into_parts();
-            tablebay_auth::signer::sign(
-                &mut parts,
-                &body,
-                &who.key,
-                &who.secret,
-                REGION,
-                "osstables",
-                chrono::Utc::now(),
-            )
-            .unwrap();
+            crate::server::sign(&mut parts, &body, &who.key, &who.secret, "osstables");
             let response = s.send_parts(parts, &body).await;
             let status = response.status().as_u16();
             (status, response.text().await.unwrap())
@@ -518,32 +469,8 @@ async fn idempotent_replays_hold_no_secrets_and_belong_to_their_principal() {
     }
 
     // Another principal of the same account may create tables, but may not replay this answer.
-    let user = must(
-        s,
-        o,
-        Method::POST,
-        Surface::Tables,
-        "/admin/users",
-        json!({"userName": "dora"}),
-    )
-    .await;
-    let key = must(
-        s,
-        o,
-        Method::POST,
-        Surface::Tables,
-        "/admin/users/dora/access-keys",
-        Value::Null,
-    )
-    .await;
-    must(s, o, Method::PUT, Surface::Tables, "/admin/users/dora/policies/p",
-        Value::String(json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3tables:*", "Resource": "*"}]}).to_string())).await;
-    let dora = Who {
-        key: key["accessKeyId"].as_str().unwrap().into(),
-        secret: key["secretAccessKey"].as_str().unwrap().into(),
-        account: o.account.clone(),
-        arn: user["userArn"].as_str().unwrap().into(),
-    };
+    let allow_all = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3tables:*", "Resource": "*"}]});
+    let dora = Who::user(s, o, "dora", Some(allow_all)).await;
     let (status, text) = create(dora, body.clone()).await;
     assert_eq!(status, 422, "{text}");
     assert!(!text.contains(&o.key), "{text}");
@@ -555,8 +482,8 @@ async fn idempotent_replays_hold_no_secrets_and_belong_to_their_principal() {
     let (status, _) = send(
         s,
         o,
-        Method::HEAD,
-        Surface::Iceberg,
+        M::HEAD,
+        Iceberg,
         &format!("/iceberg/v1/{prefix}/namespaces/ns/tables/u"),
         b"",
     )

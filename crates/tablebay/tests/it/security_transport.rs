@@ -7,15 +7,16 @@
 
 use std::time::{Duration, Instant};
 
-use http::{Method, Request, StatusCode};
+use http::{Method, Method as M, Request, StatusCode};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::identity::{Creds, Surface, send, user};
-use crate::s3::{error_code, new_table, s3};
-use crate::server::{ACCESS_KEY, REGION, SECRET, TestServer, seg};
+use crate::identity::{Creds, send, user};
+use crate::identity::{Iceberg, Tables};
+use crate::s3::{error_code, new_table, s3, s3_signed};
+use crate::server::{ACCESS_KEY, SECRET, TestServer, seg};
 
 /// `host:port` of a listener URL.
 fn addr(url: &str) -> &str {
@@ -143,11 +144,8 @@ async fn slowloris_and_idle_connections_close_after_the_header_timeout() {
     }
     // Requests sent promptly are served as before.
     let health = server
-        .http
-        .get(format!("{}/health", server.tables_url))
-        .send()
-        .await
-        .unwrap();
+        .get_unsigned(&format!("{}/health", server.tables_url))
+        .await;
     assert_eq!(health.status(), StatusCode::OK);
 }
 
@@ -158,23 +156,14 @@ async fn stalled_uploads_and_downloads_time_out() {
     let path = format!("/{bucket}/stalled");
     let body = vec![b'x'; 100];
     let (mut parts, ()) = Request::builder()
-        .method(Method::PUT)
+        .method(M::PUT)
         .uri(format!("{}{path}", server.s3_url))
         .header("x-amz-content-sha256", hex::encode(Sha256::digest(&body)))
         .header("content-length", "100")
         .body(())
         .unwrap()
         .into_parts();
-    tablebay_auth::signer::sign(
-        &mut parts,
-        &body,
-        ACCESS_KEY,
-        SECRET,
-        REGION,
-        "s3",
-        chrono::Utc::now(),
-    )
-    .unwrap();
+    crate::server::sign(&mut parts, &body, ACCESS_KEY, SECRET, "s3");
     let mut head = format!("PUT {path} HTTP/1.1\r\n");
     for (name, value) in &parts.headers {
         head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
@@ -193,32 +182,23 @@ async fn stalled_uploads_and_downloads_time_out() {
         after >= Duration::from_millis(800),
         "answered after {after:?}"
     );
-    let head = s3(&server, Method::HEAD, &path, b"", &[], SECRET, false).await;
+    let head = s3_signed(&server, M::HEAD, &path, b"").await;
     assert_eq!(head.status(), StatusCode::NOT_FOUND);
 
     // A client that stops reading a large answer: its connection is closed after the idle timeout, long before
     // the object is sent (the socket buffers hold a few MiB at most).
     let big = vec![7u8; 24 << 20];
     let path = format!("/{bucket}/big");
-    let put = s3(&server, Method::PUT, &path, &big, &[], SECRET, false).await;
+    let put = s3_signed(&server, M::PUT, &path, &big).await;
     assert_eq!(put.status(), StatusCode::OK);
     let (mut parts, ()) = Request::builder()
-        .method(Method::GET)
+        .method(M::GET)
         .uri(format!("{}{path}", server.s3_url))
         .header("x-amz-content-sha256", hex::encode(Sha256::digest(b"")))
         .body(())
         .unwrap()
         .into_parts();
-    tablebay_auth::signer::sign(
-        &mut parts,
-        b"",
-        ACCESS_KEY,
-        SECRET,
-        REGION,
-        "s3",
-        chrono::Utc::now(),
-    )
-    .unwrap();
+    crate::server::sign(&mut parts, b"", ACCESS_KEY, SECRET, "s3");
     let mut head = format!("GET {path} HTTP/1.1\r\n");
     for (name, value) in &parts.headers {
         head.push_str(&format!("{name}: {}\r\n", value.to_str().unwrap()));
@@ -254,21 +234,12 @@ async fn unusable_ranges_get_the_whole_object_and_past_the_end_is_416() {
     let server = TestServer::start();
     let bucket = new_table(&server, "ranges").await;
     let path = format!("/{bucket}/ten");
-    let put = s3(
-        &server,
-        Method::PUT,
-        &path,
-        b"0123456789",
-        &[],
-        SECRET,
-        false,
-    )
-    .await;
+    let put = s3_signed(&server, M::PUT, &path, b"0123456789").await;
     assert_eq!(put.status(), StatusCode::OK);
     for range in ["bytes=9-5", "bytes=0-1,3-4", "bytes=abc", "items=0-1"] {
         let get = s3(
             &server,
-            Method::GET,
+            M::GET,
             &path,
             b"",
             &[("range", range)],
@@ -285,7 +256,7 @@ async fn unusable_ranges_get_the_whole_object_and_past_the_end_is_416() {
         );
         let head = s3(
             &server,
-            Method::HEAD,
+            M::HEAD,
             &path,
             b"",
             &[("range", range)],
@@ -298,7 +269,7 @@ async fn unusable_ranges_get_the_whole_object_and_past_the_end_is_416() {
     }
     let past = s3(
         &server,
-        Method::GET,
+        M::GET,
         &path,
         b"",
         &[("range", "bytes=1000-")],
@@ -313,7 +284,7 @@ async fn unusable_ranges_get_the_whole_object_and_past_the_end_is_416() {
     );
     let part = s3(
         &server,
-        Method::GET,
+        M::GET,
         &path,
         b"",
         &[("range", "bytes=2-4")],
@@ -332,7 +303,7 @@ async fn oversized_namespace_properties_are_refused_and_change_nothing() {
     let server = TestServer::start();
     let root = Creds::root();
     let created = server
-        .call(Method::PUT, "/buckets", json!({"name": "props"}))
+        .call(M::PUT, "/buckets", json!({"name": "props"}))
         .await;
     assert_eq!(created.status(), StatusCode::OK);
     let arn = created.json::<Value>().await.unwrap()["arn"]
@@ -352,7 +323,7 @@ async fn oversized_namespace_properties_are_refused_and_change_nothing() {
                 server,
                 root,
                 method,
-                Surface::Iceberg,
+                Iceberg,
                 &format!("/iceberg/v1{path}"),
                 &bytes,
             )
@@ -364,7 +335,7 @@ async fn oversized_namespace_properties_are_refused_and_change_nothing() {
         }
     };
     let (status, config) = iceberg(
-        Method::GET,
+        M::GET,
         format!("/config?warehouse={}", seg(&arn)),
         Value::Null,
     )
@@ -381,14 +352,14 @@ async fn oversized_namespace_properties_are_refused_and_change_nothing() {
     ];
     for properties in &oversized {
         let body = json!({"namespace": ["big"], "properties": properties});
-        let (status, error) = iceberg(Method::POST, format!("/{p}/namespaces"), body).await;
+        let (status, error) = iceberg(M::POST, format!("/{p}/namespaces"), body).await;
         assert_eq!(status, 400, "{error}");
         assert_eq!(error["error"]["type"], "BadRequestException", "{error}");
-        let (status, _) = iceberg(Method::GET, format!("/{p}/namespaces/big"), Value::Null).await;
+        let (status, _) = iceberg(M::GET, format!("/{p}/namespaces/big"), Value::Null).await;
         assert_eq!(status, 404);
     }
     let (status, _) = iceberg(
-        Method::POST,
+        M::POST,
         format!("/{p}/namespaces"),
         json!({"namespace": ["ns"], "properties": {"owner": "me"}}),
     )
@@ -397,11 +368,11 @@ async fn oversized_namespace_properties_are_refused_and_change_nothing() {
     for properties in &oversized {
         let body = json!({"updates": properties, "removals": ["owner"]});
         let (status, error) =
-            iceberg(Method::POST, format!("/{p}/namespaces/ns/properties"), body).await;
+            iceberg(M::POST, format!("/{p}/namespaces/ns/properties"), body).await;
         assert_eq!(status, 400, "{error}");
         assert_eq!(error["error"]["type"], "BadRequestException", "{error}");
     }
-    let (status, loaded) = iceberg(Method::GET, format!("/{p}/namespaces/ns"), Value::Null).await;
+    let (status, loaded) = iceberg(M::GET, format!("/{p}/namespaces/ns"), Value::Null).await;
     assert_eq!(status, 200);
     assert_eq!(loaded["properties"], json!({"owner": "me"}), "{loaded}");
     // The control plane sees the namespace as it was, and no `big`.
@@ -409,8 +380,8 @@ async fn oversized_namespace_properties_are_refused_and_change_nothing() {
     let (status, _) = send(
         &server,
         &root,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!("/namespaces/{b}/ns"),
         b"",
     )
@@ -419,8 +390,8 @@ async fn oversized_namespace_properties_are_refused_and_change_nothing() {
     let (status, _) = send(
         &server,
         &root,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!("/namespaces/{b}/big"),
         b"",
     )
@@ -428,7 +399,7 @@ async fn oversized_namespace_properties_are_refused_and_change_nothing() {
     assert_eq!(status, 404);
     // Properties within the limits still work, up to the limits.
     let (status, report) = iceberg(
-        Method::POST,
+        M::POST,
         format!("/{p}/namespaces/ns/properties"),
         json!({"updates": {"k".repeat(255): "v".repeat(51_200)}}),
     )
@@ -445,30 +416,14 @@ async fn metrics_can_require_the_instance_root_or_a_token() {
     assert_eq!(anonymous.status(), StatusCode::FORBIDDEN);
     assert!(!anonymous.text().await.unwrap().contains("tablebay_"));
     let root = Creds::root();
-    let (status, text) = send(
-        &server,
-        &root,
-        Method::GET,
-        Surface::Tables,
-        "/metrics",
-        b"",
-    )
-    .await;
+    let (status, text) = send(&server, &root, M::GET, Tables, "/metrics", b"").await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("tablebay_"), "{text}");
     let wrong = Creds {
         secret: "not the secret".into(),
         ..Creds::root()
     };
-    let (status, _) = send(
-        &server,
-        &wrong,
-        Method::GET,
-        Surface::Tables,
-        "/metrics",
-        b"",
-    )
-    .await;
+    let (status, _) = send(&server, &wrong, M::GET, Tables, "/metrics", b"").await;
     assert_eq!(status, 403);
     // Users, even ones allowed everything, are not the operator.
     let admin = user(
@@ -479,15 +434,7 @@ async fn metrics_can_require_the_instance_root_or_a_token() {
             {"Effect": "Allow", "Action": "s3tables:*", "Resource": "*"}]})),
     )
     .await;
-    let (status, _) = send(
-        &server,
-        &admin,
-        Method::GET,
-        Surface::Tables,
-        "/metrics",
-        b"",
-    )
-    .await;
+    let (status, _) = send(&server, &admin, M::GET, Tables, "/metrics", b"").await;
     assert_eq!(status, 403);
     drop(server);
 

@@ -13,10 +13,66 @@ use std::time::{Duration, Instant};
 
 use http::{Method, Request};
 
+#[path = "../../build/source_id.rs"]
+mod source_id;
+
 pub const ACCESS_KEY: &str = "AKIDTABLEBAYTEST0001";
 pub const SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
 pub const REGION: &str = "us-east-1";
 pub const ACCOUNT: &str = "111122223333";
+
+/// Set to `1`, the harness starts `TABLEBAY_BIN` without checking that it was built from this tree (a test of an
+/// older build on purpose).
+pub const UNCHECKED_VAR: &str = "TABLEBAY_BIN_UNCHECKED";
+
+/// The `tablebay` binary the tests run: `TABLEBAY_BIN` when set, else the one cargo built for this test run. Either
+/// must report the digest of this tree's sources in `tablebay --version` (`build/source_id.rs`): a binary built
+/// from other or older sources (another worktree's build in a shared target directory, a stale copy) fails the
+/// test instead of silently testing something else. [`UNCHECKED_VAR`] turns the check off.
+pub fn binary() -> &'static str {
+    static BINARY: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    match BINARY.get_or_init(checked_binary) {
+        Ok(binary) => binary,
+        Err(problem) => panic!("{problem}"),
+    }
+}
+
+fn checked_binary() -> Result<String, String> {
+    let (binary, origin) = match std::env::var("TABLEBAY_BIN") {
+        Ok(binary) if !binary.is_empty() => (binary, "TABLEBAY_BIN"),
+        _ => (
+            env!("CARGO_BIN_EXE_tablebay").to_string(),
+            "the binary cargo built",
+        ),
+    };
+    if std::env::var(UNCHECKED_VAR).is_ok_and(|v| v == "1") {
+        return Ok(binary);
+    }
+    let tree = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tree = tree.canonicalize().unwrap_or(tree);
+    let want = source_id::digest(&tree)
+        .map_err(|e| format!("cannot read the sources in {}: {e}", tree.display()))?;
+    let output = Command::new(&binary)
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("{origin} ({binary}) does not run: {e}"))?;
+    let version = String::from_utf8_lossy(&output.stdout);
+    let have = version.split_once("(source ").map(|(_, rest)| {
+        rest.chars()
+            .take_while(char::is_ascii_hexdigit)
+            .collect::<String>()
+    });
+    match have {
+        Some(have) if have == want => Ok(binary),
+        _ => Err(format!(
+            "{origin} ({binary}) was not built from the sources in {} (their digest is {want}; the binary says \
+             {:?}). Rebuild it (`cargo build -p tablebay`, or scripts/build-bin.sh for a copy of this worktree's \
+             binary), or set {UNCHECKED_VAR}=1 to run it anyway.",
+            tree.display(),
+            version.trim(),
+        )),
+    }
+}
 
 /// The server process; killed when dropped.
 pub struct TestServer {
@@ -45,9 +101,7 @@ impl TestServer {
     /// Starts the binary through `wrapper` (a command that execs its arguments, e.g. a shell that lowers
     /// `ulimit -n` first); an empty wrapper runs it directly.
     pub fn start_under(data: tempfile::TempDir, wrapper: &[&str], extra: &[&str]) -> Self {
-        // TABLEBAY_BIN picks another binary: the shared target dir's may be another worktree's (scripts/build-bin.sh).
-        let binary = std::env::var("TABLEBAY_BIN")
-            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_tablebay").to_string());
+        let binary = binary();
         let mut command = match wrapper.split_first() {
             Some((program, args)) => {
                 let mut command = Command::new(program);
@@ -122,16 +176,7 @@ impl TestServer {
             builder = builder.header("content-type", "application/json");
         }
         let (mut parts, ()) = builder.body(()).unwrap().into_parts();
-        tablebay_auth::signer::sign(
-            &mut parts,
-            body,
-            ACCESS_KEY,
-            secret,
-            REGION,
-            service,
-            chrono::Utc::now(),
-        )
-        .unwrap();
+        sign(&mut parts, body, ACCESS_KEY, secret, service);
         self.send_parts(parts, body).await
     }
 
@@ -203,6 +248,32 @@ impl TestServer {
         )
     }
 
+    /// iceberg-rust's REST catalog on this server's `/iceberg` for `warehouse`, authenticated with OAuth2 client
+    /// credentials (the instance's root key), files in memory (iceberg-rust 0.10 has no S3 FileIO).
+    pub async fn rest_catalog(&self, warehouse: &str) -> iceberg_catalog_rest::RestCatalog {
+        use iceberg::CatalogBuilder as _;
+        let uri = format!("{}/iceberg", self.tables_url);
+        let properties = std::collections::HashMap::from([
+            ("uri".to_string(), uri.clone()),
+            ("warehouse".to_string(), warehouse.to_string()),
+            ("credential".to_string(), format!("{ACCESS_KEY}:{SECRET}")),
+            (
+                "oauth2-server-uri".to_string(),
+                format!("{uri}/v1/oauth/tokens"),
+            ),
+        ]);
+        iceberg_catalog_rest::RestCatalogBuilder::default()
+            .with_storage_factory(std::sync::Arc::new(iceberg::io::MemoryStorageFactory))
+            .load("tablebay", properties)
+            .await
+            .unwrap()
+    }
+
+    /// An unsigned GET of `url` (a listener's URL and path).
+    pub async fn get_unsigned(&self, url: &str) -> reqwest::Response {
+        self.http.get(url).send().await.unwrap()
+    }
+
     /// The data directory.
     pub fn data_dir(&self) -> &std::path::Path {
         self.data.as_ref().unwrap().path()
@@ -221,6 +292,20 @@ impl Drop for TestServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Signs `parts` and `body` with SigV4 for `service`, in the tests' region, now.
+pub fn sign(parts: &mut http::request::Parts, body: &[u8], key: &str, secret: &str, service: &str) {
+    tablebay_auth::signer::sign(
+        parts,
+        body,
+        key,
+        secret,
+        REGION,
+        service,
+        chrono::Utc::now(),
+    )
+    .unwrap();
 }
 
 /// Percent-encodes an ARN as one path segment, as botocore does.

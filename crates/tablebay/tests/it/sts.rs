@@ -2,59 +2,18 @@
 //! policy, duration limits), the session token checked on the control plane, the Iceberg REST catalog and the data
 //! plane, expiry, and vended credentials scoped to one table.
 
-use http::Method;
+use http::Method as M;
 use serde_json::{Value, json};
 
-use crate::identity::{Creds, Surface, must, send, send_with_headers, table, user};
 use crate::encryption::{contains, files};
+use crate::identity::{
+    Creds, bucket, iceberg_table, must, send, send_with_headers, session_of, sts, table, user,
+    xml_field,
+};
+use crate::identity::{Iceberg, S3, Tables};
 use crate::server::{ACCOUNT, TestServer, seg};
 use tablebay_store::MetaStore;
 use tablebay_store::meta::CredentialRecord;
-
-/// The text of the first `<name>` element.
-fn xml_field(xml: &str, name: &str) -> String {
-    let open = format!("<{name}>");
-    let start = xml
-        .find(&open)
-        .unwrap_or_else(|| panic!("no <{name}> in {xml}"))
-        + open.len();
-    let end = xml[start..].find(&format!("</{name}>")).unwrap() + start;
-    xml[start..end].to_string()
-}
-
-fn session_of(xml: &str) -> Creds {
-    Creds {
-        key: xml_field(xml, "AccessKeyId"),
-        secret: xml_field(xml, "SecretAccessKey"),
-        token: Some(xml_field(xml, "SessionToken")),
-    }
-}
-
-fn form(pairs: &[(&str, &str)]) -> Vec<u8> {
-    pairs
-        .iter()
-        .map(|(k, v)| {
-            format!(
-                "{k}={}",
-                percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("&")
-        .into_bytes()
-}
-
-async fn sts(server: &TestServer, creds: &Creds, pairs: &[(&str, &str)]) -> (u16, String) {
-    send(
-        server,
-        creds,
-        Method::POST,
-        Surface::Sts,
-        "/sts",
-        &form(pairs),
-    )
-    .await
-}
 
 #[tokio::test]
 async fn session_tokens_are_checked_everywhere_and_expire() {
@@ -85,19 +44,11 @@ async fn session_tokens_are_checked_everywhere_and_expire() {
     // Accepted on all three surfaces with its token...
     let get_table = format!("/get-table?tableArn={}", seg(&table_arn));
     let config = format!("/iceberg/v1/config?warehouse={}", seg(&bucket_arn));
-    let (status, _) = send(s, &session, Method::GET, Surface::Tables, &get_table, b"").await;
+    let (status, _) = send(s, &session, M::GET, Tables, &get_table, b"").await;
     assert_eq!(status, 200);
-    let (status, _) = send(s, &session, Method::GET, Surface::Iceberg, &config, b"").await;
+    let (status, _) = send(s, &session, M::GET, Iceberg, &config, b"").await;
     assert_eq!(status, 200);
-    let (status, body) = send(
-        s,
-        &session,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, body) = send(s, &session, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!((status, body.as_str()), (200, "hello"));
     // ...and refused without it or with another one, in each surface's format.
     for token in [None, Some("TBSTforged".to_string())] {
@@ -105,20 +56,12 @@ async fn session_tokens_are_checked_everywhere_and_expire() {
             token,
             ..session.clone()
         };
-        let (status, text) = send(s, &forged, Method::GET, Surface::Tables, &get_table, b"").await;
+        let (status, text) = send(s, &forged, M::GET, Tables, &get_table, b"").await;
         assert_eq!(status, 403, "{text}");
-        let (status, text) = send(s, &forged, Method::GET, Surface::Iceberg, &config, b"").await;
+        let (status, text) = send(s, &forged, M::GET, Iceberg, &config, b"").await;
         assert_eq!(status, 403, "{text}");
         assert!(text.contains("ForbiddenException"), "{text}");
-        let (status, text) = send(
-            s,
-            &forged,
-            Method::GET,
-            Surface::S3,
-            &format!("/{data}/data/x"),
-            b"",
-        )
-        .await;
+        let (status, text) = send(s, &forged, M::GET, S3, &format!("/{data}/data/x"), b"").await;
         assert!(status == 400 || status == 403, "{status} {text}");
         assert!(text.contains("InvalidToken"), "{text}");
     }
@@ -127,15 +70,7 @@ async fn session_tokens_are_checked_everywhere_and_expire() {
         token: Some("whatever".into()),
         ..root.clone()
     };
-    let (status, _) = send(
-        s,
-        &with_token,
-        Method::GET,
-        Surface::Tables,
-        &get_table,
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &with_token, M::GET, Tables, &get_table, b"").await;
     assert_eq!(status, 403);
     // Session credentials cannot call GetSessionToken again.
     let (status, xml) = sts(s, &session, &[("Action", "GetSessionToken")]).await;
@@ -177,15 +112,7 @@ async fn session_tokens_are_checked_everywhere_and_expire() {
     let short = session_of(&xml);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
-        let (status, text) = send(
-            s,
-            &short,
-            Method::GET,
-            Surface::S3,
-            &format!("/{data}/data/x"),
-            b"",
-        )
-        .await;
+        let (status, text) = send(s, &short, M::GET, S3, &format!("/{data}/data/x"), b"").await;
         if status != 200 {
             assert!(text.contains("ExpiredToken"), "{status} {text}");
             break;
@@ -196,7 +123,7 @@ async fn session_tokens_are_checked_everywhere_and_expire() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    let (status, text) = send(s, &short, Method::GET, Surface::Tables, &get_table, b"").await;
+    let (status, text) = send(s, &short, M::GET, Tables, &get_table, b"").await;
     assert_eq!(status, 403, "{text}");
     assert!(text.contains("expired"), "{text}");
 }
@@ -219,8 +146,8 @@ async fn assumed_roles_follow_trust_and_session_policies() {
     let role = must(
         s,
         &root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/roles",
         json!({"roleName": "reader", "trustPolicy": trust, "maxSessionDuration": 7200}),
     )
@@ -231,8 +158,8 @@ async fn assumed_roles_follow_trust_and_session_policies() {
     must(
         s,
         &root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         "/admin/roles/reader/policies/read",
         Value::String(reads.to_string()),
     )
@@ -310,26 +237,10 @@ async fn assumed_roles_follow_trust_and_session_policies() {
     );
     let wide = session_of(&xml);
     for data in [&data_a, &data_b] {
-        let (status, _) = send(
-            s,
-            &wide,
-            Method::GET,
-            Surface::S3,
-            &format!("/{data}/data/x"),
-            b"",
-        )
-        .await;
+        let (status, _) = send(s, &wide, M::GET, S3, &format!("/{data}/data/x"), b"").await;
         assert_eq!(status, 200);
     }
-    let (status, _) = send(
-        s,
-        &wide,
-        Method::PUT,
-        Surface::S3,
-        &format!("/{data_a}/data/w"),
-        b"w",
-    )
-    .await;
+    let (status, _) = send(s, &wide, M::PUT, S3, &format!("/{data_a}/data/w"), b"w").await;
     assert_eq!(status, 403);
 
     // With a session policy naming only bucket alpha: narrowed to it.
@@ -348,100 +259,25 @@ async fn assumed_roles_follow_trust_and_session_policies() {
     .await;
     assert_eq!(status, 200, "{xml}");
     let narrow = session_of(&xml);
-    let (status, _) = send(
-        s,
-        &narrow,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data_a}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &narrow, M::GET, S3, &format!("/{data_a}/data/x"), b"").await;
     assert_eq!(status, 200);
-    let (status, _) = send(
-        s,
-        &narrow,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data_b}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &narrow, M::GET, S3, &format!("/{data_b}/data/x"), b"").await;
     assert_eq!(status, 403, "the session policy narrows the role");
-    let (status, _) = send(
-        s,
-        &narrow,
-        Method::PUT,
-        Surface::S3,
-        &format!("/{data_a}/data/w"),
-        b"w",
-    )
-    .await;
+    let (status, _) = send(s, &narrow, M::PUT, S3, &format!("/{data_a}/data/w"), b"w").await;
     assert_eq!(status, 403, "a session policy cannot widen the role");
 
     // Deleting the role ends its sessions.
     must(
         s,
         &root,
-        Method::DELETE,
-        Surface::Tables,
+        M::DELETE,
+        Tables,
         "/admin/roles/reader",
         Value::Null,
     )
     .await;
-    let (status, _) = send(
-        s,
-        &wide,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data_a}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &wide, M::GET, S3, &format!("/{data_a}/data/x"), b"").await;
     assert_eq!(status, 403);
-}
-
-/// Creates `bucket` with namespace `ns` and an Iceberg table `t` through the REST catalog; returns the data-plane
-/// bucket of the table.
-async fn iceberg_table(server: &TestServer, root: &Creds, bucket: &str) -> (String, String) {
-    let created = must(
-        server,
-        root,
-        Method::PUT,
-        Surface::Tables,
-        "/buckets",
-        json!({"name": bucket}),
-    )
-    .await;
-    let bucket_arn = created["arn"].as_str().unwrap().to_string();
-    let prefix = format!("{ACCOUNT}.{bucket}");
-    must(
-        server,
-        root,
-        Method::POST,
-        Surface::Iceberg,
-        &format!("/iceberg/v1/{prefix}/namespaces"),
-        json!({"namespace": ["ns"]}),
-    )
-    .await;
-    let schema = json!({"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "a", "type": "int", "required": false}]});
-    let table = must(
-        server,
-        root,
-        Method::POST,
-        Surface::Iceberg,
-        &format!("/iceberg/v1/{prefix}/namespaces/ns/tables"),
-        json!({"name": "t", "schema": schema}),
-    )
-    .await;
-    let location = table["metadata"]["location"].as_str().unwrap();
-    (
-        bucket_arn,
-        location
-            .trim_start_matches("s3://")
-            .trim_end_matches('/')
-            .to_string(),
-    )
 }
 
 #[tokio::test]
@@ -449,38 +285,23 @@ async fn vended_credentials_are_scoped_to_one_table() {
     let server = TestServer::start();
     let s = &server;
     let root = Creds::root();
-    let (_, data_a) = iceberg_table(s, &root, "vend-a").await;
-    let (_, data_b) = iceberg_table(s, &root, "vend-b").await;
-    for data in [&data_a, &data_b] {
-        let (status, _) = send(
-            s,
-            &root,
-            Method::PUT,
-            Surface::S3,
-            &format!("/{data}/data/x"),
-            b"hello",
-        )
-        .await;
-        assert_eq!(status, 200);
+    // Two tables `ns.t` with one object `data/x` ("hello") each.
+    let mut storage = Vec::new();
+    for name in ["vend-a", "vend-b"] {
+        bucket(s, &root, name).await;
+        storage.push(iceberg_table(s, &root, name, "ns", "t").await);
     }
+    let (data_a, data_b) = (storage[0].clone(), storage[1].clone());
     let load = format!("/iceberg/v1/{ACCOUNT}.vend-a/namespaces/ns/tables/t");
     let delegation = [("X-Iceberg-Access-Delegation", "vended-credentials")];
 
     // Without the header: no credentials in the answer.
-    let plain = must(s, &root, Method::GET, Surface::Iceberg, &load, Value::Null).await;
+    let plain = must(s, &root, M::GET, Iceberg, &load, Value::Null).await;
     assert!(plain["config"].get("s3.access-key-id").is_none());
 
     // With it: config and storage-credentials carry a session for table A's data.
-    let (status, text) = send_with_headers(
-        s,
-        &root,
-        Method::GET,
-        Surface::Iceberg,
-        &load,
-        b"",
-        &delegation,
-    )
-    .await;
+    let (status, text) =
+        send_with_headers(s, &root, M::GET, Iceberg, &load, b"", &delegation).await;
     assert_eq!(status, 200, "{text}");
     let loaded: Value = serde_json::from_str(&text).unwrap();
     let config = &loaded["config"];
@@ -503,56 +324,24 @@ async fn vended_credentials_are_scoped_to_one_table() {
         config["s3.access-key-id"]
     );
 
-    let (status, body) = send(
-        s,
-        &vended,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data_a}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, body) = send(s, &vended, M::GET, S3, &format!("/{data_a}/data/x"), b"").await;
     assert_eq!((status, body.as_str()), (200, "hello"));
-    let (status, _) = send(
-        s,
-        &vended,
-        Method::PUT,
-        Surface::S3,
-        &format!("/{data_a}/data/new"),
-        b"n",
-    )
-    .await;
+    let (status, _) = send(s, &vended, M::PUT, S3, &format!("/{data_a}/data/new"), b"n").await;
     assert_eq!(
         status, 200,
         "the root may write table A, so its vended credentials may too"
     );
-    let (status, _) = send(
-        s,
-        &vended,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data_b}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &vended, M::GET, S3, &format!("/{data_b}/data/x"), b"").await;
     assert_eq!(status, 403, "table A's credentials cannot read table B");
-    let (status, _) = send(s, &vended, Method::GET, Surface::Tables, "/buckets", b"").await;
+    let (status, _) = send(s, &vended, M::GET, Tables, "/buckets", b"").await;
     assert_eq!(status, 403, "vended credentials are for table data only");
 
     // A reader (GetTableMetadataLocation + GetTableData) gets read-only credentials.
     let reads = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
         "Action": ["s3tables:GetTableMetadataLocation", "s3tables:GetTableData"], "Resource": "*"}]});
     let reader = user(s, &root, "reader", Some(reads)).await;
-    let (status, text) = send_with_headers(
-        s,
-        &reader,
-        Method::GET,
-        Surface::Iceberg,
-        &load,
-        b"",
-        &delegation,
-    )
-    .await;
+    let (status, text) =
+        send_with_headers(s, &reader, M::GET, Iceberg, &load, b"", &delegation).await;
     assert_eq!(status, 200, "{text}");
     let config = serde_json::from_str::<Value>(&text).unwrap()["config"].clone();
     let ro = Creds {
@@ -560,33 +349,17 @@ async fn vended_credentials_are_scoped_to_one_table() {
         secret: config["s3.secret-access-key"].as_str().unwrap().into(),
         token: Some(config["s3.session-token"].as_str().unwrap().into()),
     };
-    let (status, _) = send(
-        s,
-        &ro,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data_a}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &ro, M::GET, S3, &format!("/{data_a}/data/x"), b"").await;
     assert_eq!(status, 200);
-    let (status, _) = send(
-        s,
-        &ro,
-        Method::PUT,
-        Surface::S3,
-        &format!("/{data_a}/data/y"),
-        b"y",
-    )
-    .await;
+    let (status, _) = send(s, &ro, M::PUT, S3, &format!("/{data_a}/data/y"), b"y").await;
     assert_eq!(status, 403, "read-only vended credentials cannot write");
 
     // The credentials endpoint refreshes them; a user without access gets 403.
     let refreshed = must(
         s,
         &reader,
-        Method::GET,
-        Surface::Iceberg,
+        M::GET,
+        Iceberg,
         &format!("{load}/credentials"),
         Value::Null,
     )
@@ -597,8 +370,8 @@ async fn vended_credentials_are_scoped_to_one_table() {
     let (status, text) = send(
         s,
         &nobody,
-        Method::GET,
-        Surface::Iceberg,
+        M::GET,
+        Iceberg,
         &format!("{load}/credentials"),
         b"",
     )

@@ -1,12 +1,13 @@
 //! Two accounts on one real server, for tests of who may do what: each account's root and one user in each
-//! (`ana` in the owning account, `bob` in the other), made through the admin API, and a signed request helper for
-//! every surface.
+//! (`ana` in the owning account, `bob` in the other), made through the admin API. Requests are signed with the
+//! helpers of `identity.rs` (re-exported here), which take a [`Who`] as they take [`Creds`].
 
-use http::{Method, Request};
+use http::Method as M;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
-use crate::server::{REGION, TestServer};
+use crate::identity::{Creds, Signer, Tables, new_user};
+pub use crate::identity::{Surface, must, send};
+use crate::server::TestServer;
 
 /// Credentials of one principal.
 #[derive(Clone, Debug)]
@@ -18,81 +19,50 @@ pub struct Who {
     pub arn: String,
 }
 
-/// Which listener and signing name a request goes to.
-#[derive(Clone, Copy, Debug)]
-pub enum Surface {
-    /// Control plane and admin (`s3tables`).
-    Tables,
-    /// Iceberg REST (`osstables`).
-    Iceberg,
-    /// The S3 data plane (`s3`).
-    S3,
-}
-
-/// A signed request as `who`; returns the status and the body text.
-pub async fn send(
-    server: &TestServer,
-    who: &Who,
-    method: Method,
-    surface: Surface,
-    path: &str,
-    body: &[u8],
-) -> (u16, String) {
-    let (base, service) = match surface {
-        Surface::Tables => (&server.tables_url, "s3tables"),
-        Surface::Iceberg => (&server.tables_url, "osstables"),
-        Surface::S3 => (&server.s3_url, "s3"),
-    };
-    let mut builder = Request::builder()
-        .method(method)
-        .uri(format!("{base}{path}"));
-    match surface {
-        Surface::S3 => {
-            builder = builder.header("x-amz-content-sha256", hex::encode(Sha256::digest(body)))
-        }
-        _ if !body.is_empty() => builder = builder.header("content-type", "application/json"),
-        _ => {}
+impl Signer for Who {
+    fn key(&self) -> &str {
+        &self.key
     }
-    let (mut parts, ()) = builder.body(()).unwrap().into_parts();
-    tablebay_auth::signer::sign(
-        &mut parts,
-        body,
-        &who.key,
-        &who.secret,
-        REGION,
-        service,
-        chrono::Utc::now(),
-    )
-    .unwrap();
-    let response = server.send_parts(parts, body).await;
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
+    fn secret(&self) -> &str {
+        &self.secret
+    }
+    fn token(&self) -> Option<&str> {
+        None
+    }
 }
 
-/// A JSON request that must succeed; returns the parsed answer (Null when empty).
-pub async fn must(
-    server: &TestServer,
-    who: &Who,
-    method: Method,
-    surface: Surface,
-    path: &str,
-    body: Value,
-) -> Value {
-    let bytes = match &body {
-        Value::Null => Vec::new(),
-        Value::String(s) => s.clone().into_bytes(),
-        other => serde_json::to_vec(other).unwrap(),
-    };
-    let (status, text) = send(server, who, method.clone(), surface, path, &bytes).await;
-    assert!(
-        (200..300).contains(&status),
-        "{method} {path} as {}: {status} {text}",
-        who.key
-    );
-    if text.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap_or(Value::String(text))
+impl Who {
+    /// The instance's root (the server's configured credentials; account `crate::server::ACCOUNT`).
+    pub fn instance() -> Who {
+        Who {
+            key: crate::server::ACCESS_KEY.into(),
+            secret: crate::server::SECRET.into(),
+            account: crate::server::ACCOUNT.into(),
+            arn: String::new(),
+        }
+    }
+
+    /// The root of a new account `name`, made by the instance's root `instance`.
+    pub async fn account(server: &TestServer, instance: &Who, name: &str) -> Who {
+        let body = json!({"accountName": name});
+        let created = must(server, instance, M::POST, Tables, "/admin/accounts", body).await;
+        Who {
+            key: created["accessKeyId"].as_str().unwrap().into(),
+            secret: created["secretAccessKey"].as_str().unwrap().into(),
+            account: created["accountId"].as_str().unwrap().into(),
+            arn: String::new(),
+        }
+    }
+
+    /// A new user `name` of `root`'s account with one access key and, if given, identity policy `main`.
+    pub async fn user(server: &TestServer, root: &Who, name: &str, policy: Option<Value>) -> Who {
+        let (Creds { key, secret, .. }, arn) = new_user(server, root, name, policy).await;
+        Who {
+            key,
+            secret,
+            account: root.account.clone(),
+            arn,
+        }
     }
 }
 
@@ -108,60 +78,12 @@ pub struct World {
 impl World {
     pub async fn new() -> World {
         let server = TestServer::start();
-        let instance = Who {
-            key: crate::server::ACCESS_KEY.into(),
-            secret: crate::server::SECRET.into(),
-            account: crate::server::ACCOUNT.into(),
-            arn: String::new(),
-        };
-        let mut roots = Vec::new();
-        for name in ["owner", "other"] {
-            let created = must(
-                &server,
-                &instance,
-                Method::POST,
-                Surface::Tables,
-                "/admin/accounts",
-                json!({"accountName": name}),
-            )
-            .await;
-            roots.push(Who {
-                key: created["accessKeyId"].as_str().unwrap().into(),
-                secret: created["secretAccessKey"].as_str().unwrap().into(),
-                account: created["accountId"].as_str().unwrap().into(),
-                arn: String::new(),
-            });
-        }
-        let (owner, other) = (roots[0].clone(), roots[1].clone());
+        let instance = Who::instance();
+        let owner = Who::account(&server, &instance, "owner").await;
+        let other = Who::account(&server, &instance, "other").await;
         assert_ne!(owner.account, other.account);
-        let mut users = Vec::new();
-        for (root, name) in [(&owner, "ana"), (&other, "bob")] {
-            let user = must(
-                &server,
-                root,
-                Method::POST,
-                Surface::Tables,
-                "/admin/users",
-                json!({"userName": name}),
-            )
-            .await;
-            let key = must(
-                &server,
-                root,
-                Method::POST,
-                Surface::Tables,
-                &format!("/admin/users/{name}/access-keys"),
-                Value::Null,
-            )
-            .await;
-            users.push(Who {
-                key: key["accessKeyId"].as_str().unwrap().into(),
-                secret: key["secretAccessKey"].as_str().unwrap().into(),
-                account: root.account.clone(),
-                arn: user["userArn"].as_str().unwrap().into(),
-            });
-        }
-        let (ana, bob) = (users[0].clone(), users[1].clone());
+        let ana = Who::user(&server, &owner, "ana", None).await;
+        let bob = Who::user(&server, &other, "bob", None).await;
         World {
             server,
             owner,
@@ -184,23 +106,15 @@ impl World {
                 must(
                     &self.server,
                     root,
-                    Method::PUT,
-                    Surface::Tables,
+                    M::PUT,
+                    Tables,
                     &path,
                     Value::String(document),
                 )
                 .await;
             }
             None => {
-                let (status, text) = send(
-                    &self.server,
-                    root,
-                    Method::DELETE,
-                    Surface::Tables,
-                    &path,
-                    b"",
-                )
-                .await;
+                let (status, text) = send(&self.server, root, M::DELETE, Tables, &path, b"").await;
                 assert!(
                     status == 200 || status == 204 || status == 404,
                     "{status} {text}"

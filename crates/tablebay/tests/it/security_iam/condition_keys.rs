@@ -1,14 +1,15 @@
 //! Issue 14, finding 6: a policy naming a condition key Tablebay does not fill is refused when put, and one stored
 //! before keys were checked fails closed without locking its owner out.
 
-use http::Method;
+use http::Method as M;
 use serde_json::json;
 
-use crate::identity::{Creds, Surface, must, send, user};
+use crate::identity::{Creds, must, send, user};
+use crate::identity::{Iceberg, S3, Tables};
 use crate::server::{ACCOUNT, TestServer, seg};
 
-use super::common::*;
 use super::conditions::two_tables;
+use crate::identity::*;
 
 #[tokio::test]
 async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {
@@ -45,26 +46,18 @@ async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {
             ),
         ] {
             let body = json!({"resourcePolicy": with_key(key, true).to_string()}).to_string();
-            let (status, text) = send(
-                s,
-                &root,
-                Method::PUT,
-                Surface::Tables,
-                &path,
-                body.as_bytes(),
-            )
-            .await;
+            let (status, text) = send(s, &root, M::PUT, Tables, &path, body.as_bytes()).await;
             assert_eq!(status, 400, "{key} {path}: {text}");
             assert!(text.contains("condition key"), "{key}: {text}");
-            let (status, _) = send(s, &root, Method::GET, Surface::Tables, &get, b"").await;
+            let (status, _) = send(s, &root, M::GET, Tables, &get, b"").await;
             assert_eq!(status, 404, "{key}: a policy was stored at {get}");
         }
         // Identity policies: 400, nothing stored.
         let (status, text) = send(
             s,
             &root,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             "/admin/users/ana/policies/bad",
             with_key(key, false).to_string().as_bytes(),
         )
@@ -73,8 +66,8 @@ async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {
         let (status, _) = send(
             s,
             &root,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             "/admin/users/ana/policies/bad",
             b"",
         )
@@ -92,8 +85,8 @@ async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {
     let (status, text) = send(
         s,
         &root,
-        Method::POST,
-        Surface::Tables,
+        M::POST,
+        Tables,
         "/admin/roles",
         json!({"roleName": "ext", "trustPolicy": trust})
             .to_string()
@@ -101,15 +94,7 @@ async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {
     )
     .await;
     assert_eq!(status, 400, "{text}");
-    let (status, _) = send(
-        s,
-        &root,
-        Method::GET,
-        Surface::Tables,
-        "/admin/roles/ext",
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &root, M::GET, Tables, "/admin/roles/ext", b"").await;
     assert_eq!(status, 404);
     // The keys Tablebay fills are accepted, in any case and under any of the service's prefixes.
     let good = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Principal": "*", "Action": "s3tables:DeleteTable",
@@ -118,8 +103,8 @@ async fn policies_naming_keys_tablebay_does_not_fill_are_refused() {
     must(
         s,
         &root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &format!("/buckets/{b}/policy"),
         json!({"resourcePolicy": good.to_string()}),
     )
@@ -137,15 +122,7 @@ async fn a_stored_policy_with_an_unfilled_key_fails_closed_and_the_owner_can_rep
     let data = iceberg_table(&server, &root, "legacy", "ns", "t").await;
     let ana = user(&server, &root, "ana", Some(allow_all("s3tables:*"))).await;
     let get_bucket = format!("/buckets/{}", seg(&bucket_arn));
-    let (status, _) = send(
-        &server,
-        &ana,
-        Method::GET,
-        Surface::Tables,
-        &get_bucket,
-        b"",
-    )
-    .await;
+    let (status, _) = send(&server, &ana, M::GET, Tables, &get_bucket, b"").await;
     assert_eq!(status, 200);
 
     // Store the old policy behind the server's back, as an earlier version would have accepted it.
@@ -170,35 +147,19 @@ async fn a_stored_policy_with_an_unfilled_key_fails_closed_and_the_owner_can_rep
     let server = TestServer::start_in(data_dir, &["--arn-flavor", "aws"]);
 
     // Every surface refuses what the policy governs.
-    let (status, text) = send(
-        &server,
-        &ana,
-        Method::GET,
-        Surface::Tables,
-        &get_bucket,
-        b"",
-    )
-    .await;
+    let (status, text) = send(&server, &ana, M::GET, Tables, &get_bucket, b"").await;
     assert_eq!(status, 403, "{text}");
     let (status, _) = send(
         &server,
         &ana,
-        Method::GET,
-        Surface::Iceberg,
+        M::GET,
+        Iceberg,
         &format!("/iceberg/v1/{ACCOUNT}.legacy/namespaces/ns/tables/t"),
         b"",
     )
     .await;
     assert_eq!(status, 403);
-    let (status, _) = send(
-        &server,
-        &ana,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(&server, &ana, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!(status, 403);
     // The account root replaces it, and access is as the new policy says.
     let fine = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Deny", "Principal": "*",
@@ -206,30 +167,14 @@ async fn a_stored_policy_with_an_unfilled_key_fails_closed_and_the_owner_can_rep
     must(
         &server,
         &root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &format!("{get_bucket}/policy"),
         json!({"resourcePolicy": fine.to_string()}),
     )
     .await;
-    let (status, _) = send(
-        &server,
-        &ana,
-        Method::GET,
-        Surface::Tables,
-        &get_bucket,
-        b"",
-    )
-    .await;
+    let (status, _) = send(&server, &ana, M::GET, Tables, &get_bucket, b"").await;
     assert_eq!(status, 200);
-    let (status, body) = send(
-        &server,
-        &ana,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, body) = send(&server, &ana, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!((status, body.as_str()), (200, "hello"));
 }

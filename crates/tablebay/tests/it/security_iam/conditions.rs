@@ -1,12 +1,13 @@
 //! Issue 14, finding 6: the resource's condition keys (namespace, table name, tags) apply on every surface.
 
-use http::Method;
+use http::Method as M;
 use serde_json::{Value, json};
 
-use crate::identity::{Creds, Surface, must, send, user};
+use crate::identity::{Creds, must, send, user};
+use crate::identity::{Iceberg, S3, Tables};
 use crate::server::{ACCOUNT, TestServer, seg};
 
-use super::common::*;
+use crate::identity::*;
 
 // --- Finding 6 --------------------------------------------------------------------------------------------------
 
@@ -59,40 +60,30 @@ pub(super) async fn table_requests(
     for (what, surface, method, path) in [
         (
             "GetTable",
-            Surface::Tables,
-            Method::GET,
+            Tables,
+            M::GET,
             format!("/get-table?tableArn={}", seg(arn)),
         ),
         (
             "GetTableMetadataLocation",
-            Surface::Tables,
-            Method::GET,
+            Tables,
+            M::GET,
             format!("/tables/{b}/{ns}/{name}/metadata-location"),
         ),
         (
             "loadTable",
-            Surface::Iceberg,
-            Method::GET,
+            Iceberg,
+            M::GET,
             format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}"),
         ),
         (
             "tableExists",
-            Surface::Iceberg,
-            Method::HEAD,
+            Iceberg,
+            M::HEAD,
             format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}"),
         ),
-        (
-            "GetObject",
-            Surface::S3,
-            Method::GET,
-            format!("/{data}/data/x"),
-        ),
-        (
-            "ListObjectsV2",
-            Surface::S3,
-            Method::GET,
-            format!("/{data}?list-type=2"),
-        ),
+        ("GetObject", S3, M::GET, format!("/{data}/data/x")),
+        ("ListObjectsV2", S3, M::GET, format!("/{data}?list-type=2")),
     ] {
         let (status, _) = send(server, creds, method, surface, &path, b"").await;
         out.push((what.to_string(), status));
@@ -120,8 +111,8 @@ pub(super) async fn writes_refused(
     let (status, text) = send(
         server,
         creds,
-        Method::DELETE,
-        Surface::Tables,
+        M::DELETE,
+        Tables,
         &format!("/tables/{b}/{ns}/{name}"),
         b"",
     )
@@ -130,8 +121,8 @@ pub(super) async fn writes_refused(
     let (status, text) = send(
         server,
         creds,
-        Method::DELETE,
-        Surface::Iceberg,
+        M::DELETE,
+        Iceberg,
         &format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}"),
         b"",
     )
@@ -140,8 +131,8 @@ pub(super) async fn writes_refused(
     let (status, text) = send(
         server,
         creds,
-        Method::PUT,
-        Surface::S3,
+        M::PUT,
+        S3,
         &format!("/{data}/data/x"),
         b"evil",
     )
@@ -151,22 +142,14 @@ pub(super) async fn writes_refused(
     let (status, _) = send(
         server,
         root,
-        Method::GET,
-        Surface::Iceberg,
+        M::GET,
+        Iceberg,
         &format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables/{name}"),
         b"",
     )
     .await;
     assert_eq!(status, 200);
-    let (status, body) = send(
-        server,
-        root,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, body) = send(server, root, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!((status, body.as_str()), (200, "hello"));
 }
 
@@ -228,8 +211,8 @@ pub(super) async fn namespace_and_table_name_conditions_apply_on_every_surface()
     must(
         s,
         &root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &format!("/buckets/{}/policy", seg(&tables.bucket_arn)),
         json!({"resourcePolicy": policy.to_string()}),
     )
@@ -294,8 +277,8 @@ pub(super) async fn tag_conditions_apply_on_every_surface() {
         must(
             s,
             &root,
-            Method::POST,
-            Surface::Tables,
+            M::POST,
+            Tables,
             &format!("/tag/{}", seg(arn)),
             json!({"tags": tags}),
         )
@@ -342,8 +325,8 @@ pub(super) async fn tag_conditions_apply_on_every_surface() {
     let (status, _) = send(
         s,
         &dave,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!("/buckets/{}", seg(&tables.bucket_arn)),
         b"",
     )
@@ -352,22 +335,14 @@ pub(super) async fn tag_conditions_apply_on_every_surface() {
     let (status, _) = send(
         s,
         &dave,
-        Method::GET,
-        Surface::Tables,
+        M::GET,
+        Tables,
         &format!("/buckets/{}", seg(&other_bucket)),
         b"",
     )
     .await;
     assert_eq!(status, 200);
-    let (status, body) = send(
-        s,
-        &dave,
-        Method::GET,
-        Surface::S3,
-        &format!("/{plain}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, body) = send(s, &dave, M::GET, S3, &format!("/{plain}/data/x"), b"").await;
     assert_eq!((status, body.as_str()), (200, "hello"));
 }
 
@@ -386,8 +361,8 @@ pub(super) async fn namespace_conditions_apply_to_namespace_operations() {
     must(
         s,
         &root,
-        Method::PUT,
-        Surface::Tables,
+        M::PUT,
+        Tables,
         &format!("/namespaces/{b}"),
         json!({"namespace": ["hr_empty"]}),
     )
@@ -408,43 +383,43 @@ pub(super) async fn namespace_conditions_apply_to_namespace_operations() {
         for (what, surface, method, path, body) in [
             (
                 "GetNamespace",
-                Surface::Tables,
-                Method::GET,
+                Tables,
+                M::GET,
                 format!("/namespaces/{b}/{ns}"),
                 "",
             ),
             (
                 "ListTables",
-                Surface::Tables,
-                Method::GET,
+                Tables,
+                M::GET,
                 format!("/tables/{b}?namespace={ns}"),
                 "",
             ),
             (
                 "loadNamespaceMetadata",
-                Surface::Iceberg,
-                Method::GET,
+                Iceberg,
+                M::GET,
                 format!("/iceberg/v1/{prefix}/namespaces/{ns}"),
                 "",
             ),
             (
                 "listTables",
-                Surface::Iceberg,
-                Method::GET,
+                Iceberg,
+                M::GET,
                 format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables"),
                 "",
             ),
             (
                 "CreateTable",
-                Surface::Tables,
-                Method::PUT,
+                Tables,
+                M::PUT,
                 format!("/tables/{b}/{ns}"),
                 create.as_str(),
             ),
             (
                 "createTable",
-                Surface::Iceberg,
-                Method::POST,
+                Iceberg,
+                M::POST,
                 format!("/iceberg/v1/{prefix}/namespaces/{ns}/tables"),
                 create_iceberg.as_str(),
             ),
@@ -457,29 +432,29 @@ pub(super) async fn namespace_conditions_apply_to_namespace_operations() {
     for (what, surface, method, path, body) in [
         (
             "DeleteNamespace",
-            Surface::Tables,
-            Method::DELETE,
+            Tables,
+            M::DELETE,
             format!("/namespaces/{b}/hr_empty"),
             String::new(),
         ),
         (
             "dropNamespace",
-            Surface::Iceberg,
-            Method::DELETE,
+            Iceberg,
+            M::DELETE,
             format!("/iceberg/v1/{prefix}/namespaces/hr_empty"),
             String::new(),
         ),
         (
             "CreateNamespace",
-            Surface::Tables,
-            Method::PUT,
+            Tables,
+            M::PUT,
             format!("/namespaces/{b}"),
             json!({"namespace": ["hr_new"]}).to_string(),
         ),
         (
             "createNamespace",
-            Surface::Iceberg,
-            Method::POST,
+            Iceberg,
+            M::POST,
             format!("/iceberg/v1/{prefix}/namespaces"),
             json!({"namespace": ["hr_new"]}).to_string(),
         ),
@@ -491,8 +466,8 @@ pub(super) async fn namespace_conditions_apply_to_namespace_operations() {
         let (status, _) = send(
             s,
             &root,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/namespaces/{b}/{ns}"),
             b"",
         )
@@ -503,8 +478,8 @@ pub(super) async fn namespace_conditions_apply_to_namespace_operations() {
         let (status, _) = send(
             s,
             &root,
-            Method::GET,
-            Surface::Iceberg,
+            M::GET,
+            Iceberg,
             &format!("/iceberg/v1/{prefix}/namespaces/hr/tables/{name}"),
             b"",
         )

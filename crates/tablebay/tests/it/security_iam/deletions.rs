@@ -3,13 +3,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use http::Method;
+use http::Method as M;
 
 use crate::encryption::files;
-use crate::identity::{Creds, Surface, send};
+use crate::identity::S3;
+use crate::identity::{Creds, send};
 use crate::server::TestServer;
 
-use super::common::*;
+use crate::identity::*;
 
 // --- Finding 10 -------------------------------------------------------------------------------------------------
 
@@ -39,8 +40,8 @@ async fn unlinked_blobs_are_deleted_after_a_kill() {
         let (status, _) = send(
             &server,
             &root,
-            Method::PUT,
-            Surface::S3,
+            M::PUT,
+            S3,
             &format!("/{data}/data/over"),
             body,
         )
@@ -50,8 +51,8 @@ async fn unlinked_blobs_are_deleted_after_a_kill() {
     let (status, _) = send(
         &server,
         &root,
-        Method::PUT,
-        Surface::S3,
+        M::PUT,
+        S3,
         &format!("/{data}/data/gone"),
         b"bye",
     )
@@ -60,8 +61,8 @@ async fn unlinked_blobs_are_deleted_after_a_kill() {
     let (status, _) = send(
         &server,
         &root,
-        Method::DELETE,
-        Surface::S3,
+        M::DELETE,
+        S3,
         &format!("/{data}/data/gone"),
         b"",
     )
@@ -70,8 +71,8 @@ async fn unlinked_blobs_are_deleted_after_a_kill() {
     let (status, xml) = send(
         &server,
         &root,
-        Method::POST,
-        Surface::S3,
+        M::POST,
+        S3,
         &format!("/{data}/data/big?uploads"),
         b"",
     )
@@ -83,8 +84,8 @@ async fn unlinked_blobs_are_deleted_after_a_kill() {
         let (status, text) = send(
             &server,
             &root,
-            Method::PUT,
-            Surface::S3,
+            M::PUT,
+            S3,
             &format!("/{data}/data/big?partNumber={n}&uploadId={upload_id}"),
             format!("part {n}").as_bytes(),
         )
@@ -100,8 +101,8 @@ async fn unlinked_blobs_are_deleted_after_a_kill() {
     let (status, text) = send(
         &server,
         &root,
-        Method::DELETE,
-        Surface::S3,
+        M::DELETE,
+        S3,
         &format!("/{data}/data/big?uploadId={upload_id}"),
         b"",
     )
@@ -133,22 +134,14 @@ async fn unlinked_blobs_are_deleted_after_a_kill() {
     let (status, body) = send(
         &server,
         &root,
-        Method::GET,
-        Surface::S3,
+        M::GET,
+        S3,
         &format!("/{data}/data/over"),
         b"",
     )
     .await;
     assert_eq!((status, body.as_str()), (200, "two"));
-    let (status, body) = send(
-        &server,
-        &root,
-        Method::GET,
-        Surface::S3,
-        &format!("/{data}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, body) = send(&server, &root, M::GET, S3, &format!("/{data}/data/x"), b"").await;
     assert_eq!((status, body.as_str()), (200, "hello"));
     for file in &kept {
         assert!(file.exists(), "{} was deleted", file.display());

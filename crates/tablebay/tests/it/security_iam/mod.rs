@@ -8,7 +8,6 @@
 //! - 10: the blobs an abort or an overwrite unlinked are deleted even when the server is killed right after
 //!   (`deletions.rs`).
 
-mod common;
 mod condition_keys;
 mod conditions;
 mod deletions;

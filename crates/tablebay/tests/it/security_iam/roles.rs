@@ -1,13 +1,14 @@
 //! Issue 14, findings 12 and 9: assuming a role takes the role's trust and the caller's own allow; vended
 //! credentials keep the caller's session policy.
 
-use http::Method;
+use http::Method as M;
 use serde_json::{Value, json};
 
-use crate::identity::{Creds, Surface, send, send_with_headers, user};
+use crate::identity::{Creds, send, send_with_headers, user};
+use crate::identity::{Iceberg, S3, Sts};
 use crate::server::{ACCOUNT, TestServer};
 
-use super::common::*;
+use crate::identity::*;
 
 // --- Finding 12 -------------------------------------------------------------------------------------------------
 
@@ -60,8 +61,8 @@ async fn assume_role_needs_the_trust_policy_and_the_callers_own_allow() {
     let (status, body) = send(
         s,
         &session,
-        Method::GET,
-        Surface::Sts,
+        M::GET,
+        Sts,
         "/sts?Action=GetCallerIdentity&Version=2011-06-15",
         b"",
     )
@@ -123,15 +124,7 @@ async fn vended_credentials_keep_the_callers_session_policy() {
     assert_eq!(status, 200, "{xml}");
     let session = session_of(&xml);
     // The session itself cannot read data.
-    let (status, _) = send(
-        s,
-        &session,
-        Method::GET,
-        Surface::S3,
-        &format!("/{existing}/data/x"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &session, M::GET, S3, &format!("/{existing}/data/x"), b"").await;
     assert_eq!(status, 403);
 
     // createTable with vended credentials (it needs CreateTable and PutTableData, which the session has).
@@ -139,8 +132,8 @@ async fn vended_credentials_keep_the_callers_session_policy() {
     let (status, text) = send_with_headers(
         s,
         &session,
-        Method::POST,
-        Surface::Iceberg,
+        M::POST,
+        Iceberg,
         &format!("/iceberg/v1/{prefix}/namespaces/ns/tables"),
         json!({"name": "fresh", "schema": schema})
             .to_string()
@@ -165,61 +158,37 @@ async fn vended_credentials_keep_the_callers_session_policy() {
     let (status, original) = send(
         s,
         &root,
-        Method::GET,
-        Surface::S3,
+        M::GET,
+        S3,
         &format!("/{data}/{metadata_key}"),
         b"",
     )
     .await;
     assert_eq!(status, 200);
     for (method, path) in [
-        (Method::GET, format!("/{data}/{metadata_key}")),
-        (Method::HEAD, format!("/{data}/{metadata_key}")),
-        (Method::GET, format!("/{data}?list-type=2")),
+        (M::GET, format!("/{data}/{metadata_key}")),
+        (M::HEAD, format!("/{data}/{metadata_key}")),
+        (M::GET, format!("/{data}?list-type=2")),
     ] {
-        let (status, body) = send(s, &vended, method.clone(), Surface::S3, &path, b"").await;
+        let (status, body) = send(s, &vended, method.clone(), S3, &path, b"").await;
         assert_eq!(status, 403, "{method} {path}: {body}");
     }
     // What the session may do, they may: write this table's data (and only this table's).
-    let (status, text) = send(
-        s,
-        &vended,
-        Method::PUT,
-        Surface::S3,
-        &format!("/{data}/data/new"),
-        b"n",
-    )
-    .await;
+    let (status, text) = send(s, &vended, M::PUT, S3, &format!("/{data}/data/new"), b"n").await;
     assert_eq!(status, 200, "{text}");
-    let (status, _) = send(
-        s,
-        &vended,
-        Method::PUT,
-        Surface::S3,
-        &format!("/{existing}/data/y"),
-        b"n",
-    )
-    .await;
+    let (status, _) = send(s, &vended, M::PUT, S3, &format!("/{existing}/data/y"), b"n").await;
     assert_eq!(status, 403);
     // Nothing changed: the metadata file is intact, and the other table has no new object.
     let (status, again) = send(
         s,
         &root,
-        Method::GET,
-        Surface::S3,
+        M::GET,
+        S3,
         &format!("/{data}/{metadata_key}"),
         b"",
     )
     .await;
     assert_eq!((status, again), (200, original));
-    let (status, _) = send(
-        s,
-        &root,
-        Method::GET,
-        Surface::S3,
-        &format!("/{existing}/data/y"),
-        b"",
-    )
-    .await;
+    let (status, _) = send(s, &root, M::GET, S3, &format!("/{existing}/data/y"), b"").await;
     assert_eq!(status, 404);
 }

@@ -8,15 +8,18 @@
 //! Appends commit through the server's REST endpoint; delete-file snapshots (which iceberg-rust's transactions
 //! cannot build) commit through the same catalog commit function the REST handler calls. The engine itself
 //! runs in-process on that catalog, exactly as the maintenance runner will run it inside the server.
+//!
+//! This file is the fixture; `rows.rs` checks what compaction keeps and how it orders it, `concurrency.rs` what
+//! happens to commits made while it runs.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use futures::TryStreamExt;
-use http::{Method, StatusCode};
+use http::{Method as M, StatusCode};
 use iceberg::arrow::schema_to_arrow_schema;
-use iceberg::io::{FileIO, MemoryStorageFactory};
+use iceberg::io::FileIO;
 use iceberg::spec::{
     DataContentType, DataFile, DataFileFormat, FormatVersion, Literal, ManifestList,
     ManifestListWriter, ManifestStatus, ManifestWriterBuilder, NestedField, Operation,
@@ -36,16 +39,18 @@ use iceberg::writer::file_writer::location_generator::{
 use iceberg::writer::file_writer::rolling_writer::RollingFileWriterBuilder;
 use iceberg::writer::{IcebergWriter, IcebergWriterBuilder};
 use iceberg::{
-    Catalog as _, CatalogBuilder, NamespaceIdent, TableCreation, TableIdent, TableRequirement,
-    TableUpdate,
+    Catalog as _, NamespaceIdent, TableCreation, TableIdent, TableRequirement, TableUpdate,
 };
-use iceberg_catalog_rest::{RestCatalog, RestCatalogBuilder};
+use iceberg_catalog_rest::RestCatalog;
 use parquet::file::properties::WriterProperties;
 use serde_json::{Value, json};
 use tablebay_catalog::{AccountId, Catalog, TableArn, TableChange, TableRef};
 use tablebay_compaction::{CompactionSettings, Strategy, compact_table, table_file_io};
 
-use crate::server::{ACCESS_KEY, ACCOUNT, SECRET, TestServer};
+use crate::server::{ACCOUNT, TestServer};
+
+mod concurrency;
+mod rows;
 
 const PARTITIONS: i32 = 2;
 const ROWS_PER_FILE: i64 = 50;
@@ -63,30 +68,14 @@ struct Fixture {
 async fn fixture(bucket: &str) -> Fixture {
     let server = TestServer::start();
     let response = server
-        .call(Method::PUT, "/buckets", json!({ "name": bucket }))
+        .call(M::PUT, "/buckets", json!({ "name": bucket }))
         .await;
     assert_eq!(response.status(), StatusCode::OK);
     let warehouse = response.json::<Value>().await.unwrap()["arn"]
         .as_str()
         .unwrap()
         .to_string();
-    let uri = format!("{}/iceberg", server.tables_url);
-    let rest = RestCatalogBuilder::default()
-        .with_storage_factory(Arc::new(MemoryStorageFactory))
-        .load(
-            "tablebay",
-            HashMap::from([
-                ("uri".to_string(), uri.clone()),
-                ("warehouse".to_string(), warehouse.clone()),
-                ("credential".to_string(), format!("{ACCESS_KEY}:{SECRET}")),
-                (
-                    "oauth2-server-uri".to_string(),
-                    format!("{uri}/v1/oauth/tokens"),
-                ),
-            ]),
-        )
-        .await
-        .unwrap();
+    let rest = server.rest_catalog(&warehouse).await;
     let ns = NamespaceIdent::new("compaction".to_string());
     rest.create_namespace(&ns, HashMap::new()).await.unwrap();
     let schema = Schema::builder()
@@ -511,271 +500,4 @@ impl Fixture {
             .await
             .unwrap()
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn compaction_applies_deletes_and_keeps_every_row() {
-    let f = fixture("compact-deletes").await;
-    for i in 0..30 {
-        f.append(i * i64::from(PARTITIONS) * ROWS_PER_FILE).await;
-    }
-    let table = f.table().await;
-    let (data, _) = f.live_files().await;
-    assert_eq!(data.len(), 60);
-    // Position deletes on two files of partition 0, one of partition 1; equality deletes in both partitions.
-    let in_part = |part: i32| -> Vec<String> {
-        let mut paths: Vec<String> = data
-            .iter()
-            .filter(|(d, _)| d.partition() == &Struct::from_iter([Some(Literal::int(part))]))
-            .map(|(d, _)| d.file_path().to_string())
-            .collect();
-        paths.sort();
-        paths
-    };
-    let deletes = vec![
-        f.position_delete(&table, 0, &in_part(0)[0], &[0, 5, 10])
-            .await,
-        f.position_delete(&table, 0, &in_part(0)[3], &[1, 2, 49])
-            .await,
-        f.position_delete(&table, 1, &in_part(1)[7], &[7]).await,
-        f.equality_delete(&table, 0, &[20, 21, 22, 1000, 2900])
-            .await,
-        f.equality_delete(&table, 1, &[60, 61, 2999]).await,
-    ];
-    f.commit_deletes(&table, deletes).await;
-    let before = f.rows().await;
-    assert_eq!(
-        before.len(),
-        3000 - 7 - 5 - 3,
-        "the deletes apply before compaction"
-    );
-    let start = f
-        .table()
-        .await
-        .metadata()
-        .current_snapshot()
-        .unwrap()
-        .clone();
-
-    let report = f.compact(64 * 1024, Strategy::Binpack).await;
-    assert_eq!(report.files_in, 60, "{report:?}");
-    assert_eq!(report.delete_files_removed, 5, "{report:?}");
-    assert_eq!(report.groups_committed, 2, "{report:?}");
-    assert_eq!(report.groups_skipped, 0, "{report:?}");
-    assert!(report.files_out >= 2 && report.files_out <= 4, "{report:?}");
-
-    assert_eq!(
-        f.rows().await,
-        before,
-        "the same rows, no delete file needed"
-    );
-    let (data, deletes) = f.live_files().await;
-    assert!(deletes.is_empty(), "no live delete files: {deletes:?}");
-    assert_eq!(data.len() as u64, report.files_out);
-    for (file, sequence) in &data {
-        assert_eq!(
-            *sequence,
-            start.sequence_number(),
-            "rewritten files keep the starting data sequence number"
-        );
-        assert!(
-            file.file_path().contains("compacted-"),
-            "{}",
-            file.file_path()
-        );
-    }
-    let table = f.table().await;
-    let snapshot = table.metadata().current_snapshot().unwrap();
-    assert_eq!(snapshot.snapshot_id(), report.snapshot_id.unwrap());
-    assert_eq!(snapshot.parent_snapshot_id(), Some(start.snapshot_id()));
-    let summary = snapshot.summary();
-    assert_eq!(summary.operation, Operation::Replace);
-    let prop = |k: &str| {
-        summary
-            .additional_properties
-            .get(k)
-            .cloned()
-            .unwrap_or_default()
-    };
-    assert_eq!(prop("deleted-data-files"), "60");
-    assert_eq!(prop("added-data-files"), report.files_out.to_string());
-    assert_eq!(prop("deleted-records"), "3000");
-    assert_eq!(prop("added-records"), before.len().to_string());
-    assert_eq!(prop("removed-delete-files"), "5");
-    assert_eq!(prop("total-records"), before.len().to_string());
-    assert_eq!(prop("total-delete-files"), "0");
-    assert_eq!(prop("total-data-files"), report.files_out.to_string());
-
-    // A second run finds nothing left to do.
-    let again = f.compact(64 * 1024, Strategy::Binpack).await;
-    assert_eq!(again.snapshot_id, None, "{again:?}");
-    assert_eq!(f.rows().await, before);
-    drop(f.server);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn compaction_sorts_and_z_orders_within_files() {
-    let f = fixture("compact-sort").await;
-    // Descending ids in each append, so a sorted output differs from the input order.
-    for i in (0..12).rev() {
-        f.append(i * i64::from(PARTITIONS) * ROWS_PER_FILE).await;
-    }
-    let before = f.rows().await;
-    // No sort order: `sort` falls back to bin-packing and still succeeds.
-    let report = f.compact(1 << 20, Strategy::Sort).await;
-    assert_eq!(report.files_in, 24, "{report:?}");
-    assert_eq!(f.rows().await, before);
-
-    // With a sort order on id, each output file is sorted.
-    let table = f.table().await;
-    let tx = Transaction::new(&table);
-    let tx = tx
-        .replace_sort_order()
-        .asc("id", iceberg::spec::NullOrder::First)
-        .apply(tx)
-        .unwrap();
-    tx.commit(&f.rest).await.unwrap();
-    for i in 12..16 {
-        f.append(i * i64::from(PARTITIONS) * ROWS_PER_FILE).await;
-    }
-    let before = f.rows().await;
-    let report = f.compact(1 << 20, Strategy::Auto).await;
-    assert!(report.files_in >= 4, "{report:?}");
-    assert_eq!(f.rows().await, before);
-    let (data, _) = f.live_files().await;
-    for (file, _) in data
-        .iter()
-        .filter(|(d, _)| d.file_path().contains("compacted-"))
-    {
-        let bytes =
-            f.io.new_input(file.file_path())
-                .unwrap()
-                .read()
-                .await
-                .unwrap();
-        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
-            .unwrap()
-            .build()
-            .unwrap();
-        let mut ids = Vec::new();
-        for batch in reader {
-            let batch = batch.unwrap();
-            ids.extend(
-                batch
-                    .column(0)
-                    .as_any()
-                    .downcast_ref::<Int64Array>()
-                    .unwrap()
-                    .values()
-                    .iter()
-                    .copied(),
-            );
-        }
-        assert!(
-            ids.windows(2).all(|w| w[0] <= w[1]),
-            "{} is sorted by id",
-            file.file_path()
-        );
-    }
-
-    // Z-order over the sort columns keeps every row too.
-    for i in 16..20 {
-        f.append(i * i64::from(PARTITIONS) * ROWS_PER_FILE).await;
-    }
-    let before = f.rows().await;
-    let report = f.compact(1 << 20, Strategy::ZOrder).await;
-    assert!(report.files_in >= 4, "{report:?}");
-    assert_eq!(f.rows().await, before);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_writer_appending_during_compaction_never_fails_and_loses_nothing() {
-    let f = Arc::new(fixture("compact-race").await);
-    for i in 0..20 {
-        f.append(i * i64::from(PARTITIONS) * ROWS_PER_FILE).await;
-    }
-    let writer = {
-        let f = f.clone();
-        tokio::spawn(async move {
-            for i in 20..45 {
-                f.append(i * i64::from(PARTITIONS) * ROWS_PER_FILE).await;
-            }
-        })
-    };
-    let mut committed = 0;
-    while !writer.is_finished() {
-        let settings = CompactionSettings {
-            target_file_size_bytes: 1 << 20,
-            strategy: Strategy::Binpack,
-        };
-        match compact_table(&f.catalog, &TableRef::Arn(f.arn.clone()), &settings).await {
-            Ok(report) => committed += report.groups_committed,
-            // Giving up when the table keeps moving is allowed; failing a writer is not.
-            Err(tablebay_compaction::CompactionError::Conflict(e)) => {
-                eprintln!("compaction gave up: {e}")
-            }
-            Err(e) => panic!("compaction failed: {e}"),
-        }
-    }
-    writer.await.unwrap();
-    f.compact(1 << 20, Strategy::Binpack).await;
-    let rows = f.rows().await;
-    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
-    assert_eq!(
-        ids,
-        (0..45 * i64::from(PARTITIONS) * ROWS_PER_FILE).collect::<Vec<_>>(),
-        "every row once"
-    );
-    eprintln!("compactions committed {committed} groups while the writer ran");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn position_deletes_committed_during_compaction_are_never_lost() {
-    let f = Arc::new(fixture("compact-delete-race").await);
-    for i in 0..20 {
-        f.append(i * i64::from(PARTITIONS) * ROWS_PER_FILE).await;
-    }
-    let deleter = {
-        let f = f.clone();
-        tokio::spawn(async move {
-            let mut deleted = std::collections::BTreeSet::new();
-            for n in 0..8 {
-                deleted.insert(f.delete_a_row(n * 3).await);
-            }
-            deleted
-        })
-    };
-    let mut skipped = 0;
-    while !deleter.is_finished() {
-        let settings = CompactionSettings {
-            target_file_size_bytes: 1 << 20,
-            strategy: Strategy::Binpack,
-        };
-        match compact_table(&f.catalog, &TableRef::Arn(f.arn.clone()), &settings).await {
-            Ok(report) => skipped += report.groups_skipped,
-            Err(tablebay_compaction::CompactionError::Conflict(e)) => {
-                eprintln!("compaction gave up: {e}")
-            }
-            Err(e) => panic!("compaction failed: {e}"),
-        }
-    }
-    let deleted = deleter.await.unwrap();
-    f.compact(1 << 20, Strategy::Binpack).await;
-    let ids: Vec<i64> = f.rows().await.iter().map(|r| r.0).collect();
-    let expected: Vec<i64> = (0..20 * i64::from(PARTITIONS) * ROWS_PER_FILE)
-        .filter(|id| !deleted.contains(id))
-        .collect();
-    assert_eq!(
-        ids, expected,
-        "every deleted row stays deleted, every other row is there once"
-    );
-    let (_, deletes) = f.live_files().await;
-    assert!(
-        deletes.is_empty(),
-        "the final compaction folded every delete file: {deletes:?}"
-    );
-    eprintln!(
-        "{} rows deleted; {skipped} groups given up or skipped along the way",
-        deleted.len()
-    );
 }

@@ -10,13 +10,19 @@
 //!
 //! Every case runs on a fresh fixture (bucket, namespaces, a table with metadata, a data object, a table policy)
 //! made by the owning account's root, so that the cases cannot disturb each other.
+//!
+//! This file builds the fixture and one operation per action; `actions.rs` and `iceberg_operations.rs` hold the tests.
 
-use http::Method;
+use http::{Method, Method as M};
 use serde_json::{Value, json};
 use tablebay_policy::{Action, IcebergOperation, iceberg_operation_actions};
 
+use crate::identity::{Iceberg, S3, Tables};
 use crate::server::{REGION, TestServer, seg};
 use crate::world::{Surface, Who, World, must, send};
+
+mod actions;
+mod iceberg_operations;
 
 impl World {
     /// Replaces the bucket policy of `f`'s bucket, as its owner.
@@ -25,8 +31,8 @@ impl World {
         must(
             &self.server,
             &self.owner,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             &path,
             json!({"resourcePolicy": document}),
         )
@@ -37,7 +43,7 @@ impl World {
     /// a table policy, and one data object.
     async fn fixture(&self, n: usize) -> Fixture {
         let (s, o) = (&self.server, &self.owner);
-        let bucket = must(s, o, Method::PUT, Surface::Tables, "/buckets",
+        let bucket = must(s, o, M::PUT, Tables, "/buckets",
             json!({"name": format!("fixture-{n}"), "encryptionConfiguration": {"sseAlgorithm": "AES256"}})).await;
         let bucket_arn = bucket["arn"].as_str().unwrap().to_string();
         let b = seg(&bucket_arn);
@@ -45,8 +51,8 @@ impl World {
             must(
                 s,
                 o,
-                Method::PUT,
-                Surface::Tables,
+                M::PUT,
+                Tables,
                 &format!("/namespaces/{b}"),
                 json!({"namespace": [ns]}),
             )
@@ -55,8 +61,8 @@ impl World {
         must(
             s,
             o,
-            Method::POST,
-            Surface::Iceberg,
+            M::POST,
+            Iceberg,
             &format!("/iceberg/v1/{b}/namespaces/ns/tables"),
             json!({"name": "t", "schema": schema()}),
         )
@@ -64,8 +70,8 @@ impl World {
         let location = must(
             s,
             o,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/tables/{b}/ns/t/metadata-location"),
             Value::Null,
         )
@@ -73,8 +79,8 @@ impl World {
         let table = must(
             s,
             o,
-            Method::GET,
-            Surface::Tables,
+            M::GET,
+            Tables,
             &format!("/get-table?tableBucketARN={b}&namespace=ns&name=t"),
             Value::Null,
         )
@@ -88,8 +94,8 @@ impl World {
         must(
             s,
             o,
-            Method::PUT,
-            Surface::Tables,
+            M::PUT,
+            Tables,
             &format!("/tables/{b}/ns/t/policy"),
             json!({"resourcePolicy": benign_policy(&o.account, "s3tables:GetTable")}),
         )
@@ -97,8 +103,8 @@ impl World {
         let (status, text) = send(
             s,
             o,
-            Method::PUT,
-            Surface::S3,
+            M::PUT,
+            S3,
             &format!("/{storage}/data/probe.bin"),
             b"probe",
         )
@@ -132,13 +138,12 @@ impl World {
             format!("/tables/{b}/ns/t/maintenance"),
         ]
         .into_iter()
-        .map(|path| (Surface::Tables, path))
+        .map(|path| (Tables, path))
         .collect();
-        reads.push((Surface::S3, format!("/{}?list-type=2", f.storage)));
+        reads.push((S3, format!("/{}?list-type=2", f.storage)));
         let mut state = Vec::new();
         for (surface, path) in reads {
-            let (status, body) =
-                send(&self.server, &self.owner, Method::GET, surface, &path, b"").await;
+            let (status, body) = send(&self.server, &self.owner, M::GET, surface, &path, b"").await;
             // An S3 error names its request; that is the one part that may differ.
             let body = match (body.find("<RequestId>"), body.find("</RequestId>")) {
                 (Some(start), Some(end)) if start < end => {
@@ -226,8 +231,6 @@ impl Op {
 /// The operation that needs `action`, on fixture `f`.
 fn op_for(action: Action, f: &Fixture, owner: &str) -> Op {
     use Action as A;
-    use Method as M;
-    use Surface::{S3, Tables};
     let b = seg(&f.bucket_arn);
     let t = format!("/tables/{b}/ns/t");
     let maintenance_bucket = json!({"value": {"status": "enabled",
@@ -403,8 +406,8 @@ async fn empty_bucket(world: &World, f: &Fixture) {
     must(
         s,
         o,
-        Method::DELETE,
-        Surface::Tables,
+        M::DELETE,
+        Tables,
         &format!("/tables/{b}/ns/t"),
         Value::Null,
     )
@@ -413,8 +416,8 @@ async fn empty_bucket(world: &World, f: &Fixture) {
         must(
             s,
             o,
-            Method::DELETE,
-            Surface::Tables,
+            M::DELETE,
+            Tables,
             &format!("/namespaces/{b}/{ns}"),
             Value::Null,
         )
@@ -432,356 +435,5 @@ fn assert_allowed((status, text): &(u16, String), what: &str) {
     assert!(
         (200..300).contains(status),
         "{what}: expected success, got {status} {text}"
-    );
-}
-
-/// Actions that act on the caller's own account whatever the request says (CreateTableBucket creates in the
-/// caller's account, ListTableBuckets lists it), so "another account's bucket" does not apply to them.
-fn account_scoped(action: Action) -> bool {
-    matches!(action, Action::CreateTableBucket | Action::ListTableBuckets)
-}
-
-#[tokio::test]
-async fn every_action_is_enforced_as_the_guide_says() {
-    let world = World::new().await;
-    let (s, owner_account) = (&world.server, world.owner.account.clone());
-    let mut n = 0;
-    for &action in Action::all() {
-        let what = |rule: &str| format!("{action} ({rule})");
-
-        // Same account. Denied without a policy, and with a policy allowing everything but this action.
-        n += 1;
-        let f = world.fixture(n).await;
-        if action == Action::DeleteTableBucket {
-            empty_bucket(&world, &f).await;
-        }
-        let op = op_for(action, &f, &owner_account);
-        let before = world.state(&f).await;
-        world.set_identity("ana", None).await;
-        assert_denied(&op.run(s, &world.ana).await, &what("no identity policy"));
-        let all_but = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
-            "NotAction": action.qualified_name(), "Resource": "*"}]});
-        world.set_identity("ana", Some(all_but.to_string())).await;
-        assert_denied(
-            &op.run(s, &world.ana).await,
-            &what("identity policy allows all but it"),
-        );
-
-        // An explicit Deny in the bucket policy wins over an identity allow.
-        world
-            .set_identity("ana", Some(identity_allowing(&op.needs, &owner_account)))
-            .await;
-        // The Deny names ana: a `"*"` would also stop the owner's root from replacing the bucket policy.
-        let deny = json!({"Version": "2012-10-17", "Statement": [{"Sid": "no", "Effect": "Deny",
-            "Principal": {"AWS": world.ana.arn}, "Action": action.qualified_name(), "Resource": "*"}]});
-        if !account_scoped(action) {
-            world.set_bucket_policy(&f, deny.to_string()).await;
-            assert_denied(
-                &op.run(s, &world.ana).await,
-                &what("explicit deny in the bucket policy"),
-            );
-            world
-                .set_bucket_policy(&f, benign_policy(&owner_account, "s3tables:GetTableBucket"))
-                .await;
-        }
-
-        assert_eq!(
-            world.state(&f).await,
-            before,
-            "{}",
-            what("refusals change nothing")
-        );
-
-        // Allowed by the identity policy.
-        assert_allowed(&op.run(s, &world.ana).await, &what("identity allow"));
-        world.set_identity("ana", None).await;
-
-        // Across accounts: bob, allowed by the bucket policy (naming his account) and by his identity policy.
-        if account_scoped(action) {
-            continue;
-        }
-        n += 1;
-        let f = world.fixture(n).await;
-        if action == Action::DeleteTableBucket {
-            empty_bucket(&world, &f).await;
-        }
-        let op = op_for(action, &f, &owner_account);
-        let grant = json!({"Version": "2012-10-17", "Statement": [{"Sid": "share", "Effect": "Allow",
-            "Principal": {"AWS": world.other.account}, "Action": qualified(&op.needs),
-            "Resource": [f.bucket_arn, format!("{}/*", f.bucket_arn)]}]});
-        world.set_bucket_policy(&f, grant.to_string()).await;
-        let before = world.state(&f).await;
-        // One side alone never suffices.
-        world.set_identity("bob", None).await;
-        assert_denied(
-            &op.run(s, &world.bob).await,
-            &what("cross-account, bucket policy only"),
-        );
-        assert_eq!(
-            world.state(&f).await,
-            before,
-            "{}",
-            what("a cross-account refusal changes nothing")
-        );
-        world
-            .set_identity("bob", Some(identity_allowing(&op.needs, &owner_account)))
-            .await;
-        let result = op.run(s, &world.bob).await;
-        if op.needs.iter().all(|a| a.cross_account()) {
-            assert_allowed(&result, &what("cross-account action, both sides allow"));
-        } else {
-            assert_denied(
-                &result,
-                &what("not a cross-account action, both sides allow"),
-            );
-            assert_eq!(
-                world.state(&f).await,
-                before,
-                "{}",
-                what("cross-account refusals change nothing")
-            );
-        }
-        world.set_identity("bob", None).await;
-    }
-}
-
-/// The Iceberg request of an operation, on fixture `f` (prefix: the URL-encoded bucket ARN).
-fn iceberg_request(op: IcebergOperation, f: &Fixture) -> Option<(Method, String, Value)> {
-    use IcebergOperation as O;
-    use Method as M;
-    let p = format!("/iceberg/v1/{}", seg(&f.bucket_arn));
-    let t = format!("{p}/namespaces/ns/tables/t");
-    Some(match op {
-        O::GetConfig => (
-            M::GET,
-            format!("/iceberg/v1/config?warehouse={}", seg(&f.bucket_arn)),
-            Value::Null,
-        ),
-        O::ListNamespaces => (M::GET, format!("{p}/namespaces"), Value::Null),
-        O::CreateNamespace => (
-            M::POST,
-            format!("{p}/namespaces"),
-            json!({"namespace": ["fresh"]}),
-        ),
-        O::LoadNamespace => (M::GET, format!("{p}/namespaces/ns"), Value::Null),
-        O::NamespaceExists => (M::HEAD, format!("{p}/namespaces/ns"), Value::Null),
-        O::DropNamespace => (M::DELETE, format!("{p}/namespaces/empty"), Value::Null),
-        O::ListTables => (M::GET, format!("{p}/namespaces/ns/tables"), Value::Null),
-        O::CreateTable => (
-            M::POST,
-            format!("{p}/namespaces/ns/tables"),
-            json!({"name": "fresh", "schema": schema()}),
-        ),
-        O::LoadTable => (M::GET, t, Value::Null),
-        O::TableExists => (M::HEAD, t, Value::Null),
-        O::UpdateTable => (
-            M::POST,
-            t,
-            json!({"requirements": [],
-            "updates": [{"action": "set-properties", "updates": {"access": "control"}}]}),
-        ),
-        O::DropTable => (M::DELETE, t, Value::Null),
-        O::RenameTable => (
-            M::POST,
-            format!("{p}/tables/rename"),
-            json!({
-            "source": {"namespace": ["ns"], "name": "t"}, "destination": {"namespace": ["ns"], "name": "renamed"}}),
-        ),
-        // Not in the guide's map.
-        O::UpdateNamespaceProperties
-        | O::RegisterTable
-        | O::LoadCredentials
-        | O::CommitTransaction => return None,
-    })
-}
-
-#[tokio::test]
-async fn every_iceberg_operation_needs_exactly_its_actions() {
-    let world = World::new().await;
-    let (s, owner_account) = (&world.server, world.owner.account.clone());
-    for (i, &op) in IcebergOperation::all().iter().enumerate() {
-        let f = world.fixture(1000 + i).await;
-        let Some((method, path, body)) = iceberg_request(op, &f) else {
-            continue;
-        };
-        let needs = iceberg_operation_actions(op);
-        let before = world.state(&f).await;
-        let bytes = if body.is_null() {
-            Vec::new()
-        } else {
-            serde_json::to_vec(&body).unwrap()
-        };
-        // Each action removed in turn: 403, and nothing happens.
-        for missing in needs {
-            let held: Vec<Action> = needs.iter().copied().filter(|a| a != missing).collect();
-            if held.is_empty() {
-                world.set_identity("ana", None).await;
-            } else {
-                world
-                    .set_identity("ana", Some(identity_allowing(&held, &owner_account)))
-                    .await;
-            }
-            let got = send(
-                s,
-                &world.ana,
-                method.clone(),
-                Surface::Iceberg,
-                &path,
-                &bytes,
-            )
-            .await;
-            assert_denied(&got, &format!("{op:?} without {missing}"));
-        }
-        assert_eq!(
-            world.state(&f).await,
-            before,
-            "{op:?}: refusals change nothing"
-        );
-        // Exactly the listed actions: success.
-        world
-            .set_identity("ana", Some(identity_allowing(needs, &owner_account)))
-            .await;
-        let got = send(
-            s,
-            &world.ana,
-            method.clone(),
-            Surface::Iceberg,
-            &path,
-            &bytes,
-        )
-        .await;
-        assert_allowed(&got, &format!("{op:?} with {:?}", qualified(needs)));
-    }
-}
-
-#[tokio::test]
-async fn bad_policies_get_400_and_change_nothing() {
-    let world = World::new().await;
-    let (s, owner) = (&world.server, &world.owner);
-    let f = world.fixture(1).await;
-    world
-        .set_identity(
-            "ana",
-            Some(identity_allowing(&[Action::GetTableBucket], &owner.account)),
-        )
-        .await;
-    let b = seg(&f.bucket_arn);
-    let bad = [
-        ("not json", "not valid JSON"),
-        (
-            r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"oss:GetTabel","Resource":"*"}]}"#,
-            "unknown action",
-        ),
-        (
-            r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"oss:GetTable","Resource":"bucket/x"}]}"#,
-            "not a valid resource ARN",
-        ),
-        (
-            r#"{"Version":"2012-10-17","Statement":[{"Action":"oss:GetTable","Resource":"*"}]}"#,
-            "missing Effect",
-        ),
-    ];
-    for (document, message) in bad {
-        // Identity policy through the admin API.
-        let (status, text) = send(
-            s,
-            owner,
-            Method::PUT,
-            Surface::Tables,
-            "/admin/users/ana/policies/p",
-            document.as_bytes(),
-        )
-        .await;
-        assert_eq!(status, 400, "{document}: {text}");
-        assert!(text.contains(message), "{document}: {text}");
-        // Bucket policy through the control plane (the same fault, with the Principal a bucket policy needs).
-        let resource_document = document.replace("[{", r#"[{"Principal":"*","#);
-        let body = serde_json::to_vec(&json!({"resourcePolicy": resource_document})).unwrap();
-        let (status, text) = send(
-            s,
-            owner,
-            Method::PUT,
-            Surface::Tables,
-            &format!("/buckets/{b}/policy"),
-            &body,
-        )
-        .await;
-        assert_eq!(status, 400, "{document}: {text}");
-        assert!(text.contains(message), "{document}: {text}");
-    }
-    // A Principal in an identity policy, and none in a bucket policy.
-    let with_principal = r#"{"Statement":[{"Effect":"Allow","Principal":"*","Action":"oss:GetTable","Resource":"*"}]}"#;
-    let (status, _) = send(
-        s,
-        owner,
-        Method::PUT,
-        Surface::Tables,
-        "/admin/users/ana/policies/p",
-        with_principal.as_bytes(),
-    )
-    .await;
-    assert_eq!(status, 400);
-    let without = r#"{"Statement":[{"Effect":"Allow","Action":"oss:GetTable","Resource":"*"}]}"#;
-    let body = serde_json::to_vec(&json!({"resourcePolicy": without})).unwrap();
-    assert_eq!(
-        send(
-            s,
-            owner,
-            Method::PUT,
-            Surface::Tables,
-            &format!("/buckets/{b}/policy"),
-            &body
-        )
-        .await
-        .0,
-        400
-    );
-    // Nothing changed: the earlier identity policy still rules, and the bucket has no policy.
-    let got = must(
-        s,
-        owner,
-        Method::GET,
-        Surface::Tables,
-        "/admin/users/ana/policies/p",
-        Value::Null,
-    )
-    .await;
-    assert!(got.to_string().contains("GetTableBucket"), "{got}");
-    assert_eq!(
-        send(
-            s,
-            owner,
-            Method::GET,
-            Surface::Tables,
-            &format!("/buckets/{b}/policy"),
-            b""
-        )
-        .await
-        .0,
-        404
-    );
-    assert_allowed(
-        &send(
-            s,
-            &world.ana,
-            Method::GET,
-            Surface::Tables,
-            &format!("/buckets/{b}"),
-            b"",
-        )
-        .await,
-        "GetTableBucket",
-    );
-    assert_denied(
-        &send(
-            s,
-            &world.ana,
-            Method::GET,
-            Surface::Tables,
-            &format!("/namespaces/{b}"),
-            b"",
-        )
-        .await,
-        "ListNamespaces",
     );
 }
