@@ -8,16 +8,16 @@ use std::fmt;
 
 use uuid::Uuid;
 
-use crate::{BucketName, CatalogError};
+use crate::{BucketName, ServiceError};
 
 pub use tablebay_policy::ArnFlavor;
 
 /// Parses the `--arn-flavor` setting (`oss` or `aws`).
-pub fn parse_arn_flavor(s: &str) -> Result<ArnFlavor, CatalogError> {
+pub fn parse_arn_flavor(s: &str) -> Result<ArnFlavor, ServiceError> {
     match s {
         "oss" => Ok(ArnFlavor::Oss),
         "aws" => Ok(ArnFlavor::Aws),
-        other => Err(CatalogError::invalid(format!(
+        other => Err(ServiceError::invalid(format!(
             "unknown ARN flavor '{other}' (expected 'oss' or 'aws')"
         ))),
     }
@@ -29,11 +29,11 @@ pub struct AccountId(String);
 
 impl AccountId {
     /// Validates an account id.
-    pub fn parse(s: &str) -> Result<Self, CatalogError> {
+    pub fn parse(s: &str) -> Result<Self, ServiceError> {
         if (12..=16).contains(&s.len()) && s.chars().all(|c| c.is_ascii_digit()) {
             Ok(Self(s.to_string()))
         } else {
-            Err(CatalogError::invalid(format!(
+            Err(ServiceError::invalid(format!(
                 "Invalid account id '{s}': expected 12 to 16 digits"
             )))
         }
@@ -90,10 +90,10 @@ impl BucketArn {
     }
 
     /// Parses a bucket ARN (either flavor); a table ARN is rejected.
-    pub fn parse(s: &str) -> Result<Self, CatalogError> {
+    pub fn parse(s: &str) -> Result<Self, ServiceError> {
         match ResourceArn::parse(s)? {
             ResourceArn::Bucket(arn) => Ok(arn),
-            ResourceArn::Table(_) => Err(CatalogError::invalid(format!(
+            ResourceArn::Table(_) => Err(ServiceError::invalid(format!(
                 "Invalid table bucket ARN '{s}'"
             ))),
         }
@@ -102,11 +102,11 @@ impl BucketArn {
 
 impl TableArn {
     /// Parses a table ARN (either flavor); a bucket ARN is rejected.
-    pub fn parse(s: &str) -> Result<Self, CatalogError> {
+    pub fn parse(s: &str) -> Result<Self, ServiceError> {
         match ResourceArn::parse(s)? {
             ResourceArn::Table(arn) => Ok(arn),
             ResourceArn::Bucket(_) => {
-                Err(CatalogError::invalid(format!("Invalid table ARN '{s}'")))
+                Err(ServiceError::invalid(format!("Invalid table ARN '{s}'")))
             }
         }
     }
@@ -114,8 +114,8 @@ impl TableArn {
 
 impl ResourceArn {
     /// Parses a bucket or table ARN of either flavor.
-    pub fn parse(s: &str) -> Result<Self, CatalogError> {
-        let bad = || CatalogError::invalid(format!("Invalid ARN '{s}'"));
+    pub fn parse(s: &str) -> Result<Self, ServiceError> {
+        let bad = || ServiceError::invalid(format!("Invalid ARN '{s}'"));
         if s.len() > 2048 {
             return Err(bad());
         }

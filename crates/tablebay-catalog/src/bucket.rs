@@ -6,7 +6,7 @@ use tablebay_store::meta::{AttributeKey, BucketRecord};
 use uuid::Uuid;
 
 use crate::{
-    AccountId, BucketArn, BucketName, Catalog, CatalogError, Encryption, Page, PageRequest,
+    AccountId, BucketArn, BucketName, Catalog, ServiceError, Encryption, Page, PageRequest,
     StorageClass, Tags,
 };
 
@@ -38,7 +38,7 @@ impl Catalog {
     pub(crate) fn bucket_from_record(
         &self,
         record: BucketRecord,
-    ) -> Result<TableBucket, CatalogError> {
+    ) -> Result<TableBucket, ServiceError> {
         let account = AccountId::parse(&record.account_id)?;
         let name = BucketName::parse(&record.name)?;
         let arn = BucketArn {
@@ -59,7 +59,7 @@ impl Catalog {
         &self,
         account: &AccountId,
         new: NewBucket,
-    ) -> Result<TableBucket, CatalogError> {
+    ) -> Result<TableBucket, ServiceError> {
         let record = BucketRecord {
             id: Uuid::now_v7(),
             account_id: account.to_string(),
@@ -70,7 +70,7 @@ impl Catalog {
             .insert_bucket(&record)
             .await
             .map_err(|e| match e {
-                StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(
+                StoreError::AlreadyExists(_) => ServiceError::AlreadyExists(
                     "The bucket that you tried to create already exists, and you own it."
                         .to_string(),
                 ),
@@ -92,9 +92,9 @@ impl Catalog {
     }
 
     /// Resolves a bucket ARN; `NotFound` when there is no such bucket in this region.
-    pub async fn bucket(&self, arn: &BucketArn) -> Result<TableBucket, CatalogError> {
+    pub async fn bucket(&self, arn: &BucketArn) -> Result<TableBucket, ServiceError> {
         let not_found =
-            || CatalogError::NotFound("The specified bucket does not exist.".to_string());
+            || ServiceError::NotFound("The specified bucket does not exist.".to_string());
         if arn.region != self.config.region {
             return Err(not_found());
         }
@@ -111,7 +111,7 @@ impl Catalog {
         &self,
         account: &AccountId,
         page: &PageRequest,
-    ) -> Result<Page<TableBucket>, CatalogError> {
+    ) -> Result<Page<TableBucket>, ServiceError> {
         let after = page.token.as_ref().map(|t| t.key());
         let records = self
             .meta
@@ -132,17 +132,17 @@ impl Catalog {
     }
 
     /// Deletes an empty bucket; `Conflict` while it still has namespaces.
-    pub async fn delete_bucket(&self, arn: &BucketArn) -> Result<(), CatalogError> {
+    pub async fn delete_bucket(&self, arn: &BucketArn) -> Result<(), ServiceError> {
         let bucket = self.bucket(arn).await?;
         self.meta
             .delete_bucket(bucket.id)
             .await
             .map_err(|e| match e {
-                StoreError::Conflict(_) => CatalogError::Conflict(
+                StoreError::Conflict(_) => ServiceError::Conflict(
                     "The bucket that you tried to delete is not empty.".to_string(),
                 ),
                 StoreError::NotFound => {
-                    CatalogError::NotFound("The specified bucket does not exist.".to_string())
+                    ServiceError::NotFound("The specified bucket does not exist.".to_string())
                 }
                 other => other.into(),
             })

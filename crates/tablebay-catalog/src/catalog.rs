@@ -15,7 +15,7 @@ use uuid::Uuid;
 use crate::commit_observer::CommitObservers;
 use crate::encryption::{EncryptionCache, new_encryption_cache};
 use crate::metadata_cache::MetadataCache;
-use crate::{ArnFlavor, CatalogError};
+use crate::{ArnFlavor, ServiceError};
 
 /// What the catalog needs to know about the deployment.
 #[derive(Clone, Debug)]
@@ -82,11 +82,11 @@ impl Catalog {
         &self,
         resource_id: Uuid,
         key: AttributeKey,
-    ) -> Result<Option<T>, CatalogError> {
+    ) -> Result<Option<T>, ServiceError> {
         match self.meta.attribute(resource_id, key).await? {
             None => Ok(None),
             Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
-                CatalogError::Internal(format!(
+                ServiceError::Internal(format!(
                     "stored {} of {resource_id} is unreadable: {e}",
                     key.as_str()
                 ))
@@ -100,9 +100,9 @@ impl Catalog {
         resource_id: Uuid,
         key: AttributeKey,
         value: &T,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let text =
-            serde_json::to_string(value).map_err(|e| CatalogError::Internal(e.to_string()))?;
+            serde_json::to_string(value).map_err(|e| ServiceError::Internal(e.to_string()))?;
         self.meta.set_attribute(resource_id, key, &text).await?;
         Ok(())
     }

@@ -29,7 +29,7 @@ use crate::catalog::new_version_token;
 use crate::iceberg_tables::IcebergTable;
 use crate::metadata::metadata_file_location;
 use crate::metadata_cache::{LoadedMetadata, SnapshotRefInfo};
-use crate::{AccountId, Catalog, CatalogError, Namespace, Table, TableFiles, TableName};
+use crate::{AccountId, Catalog, ServiceError, Namespace, Table, TableFiles, TableName};
 use tablebay_objects::TableLocation;
 
 /// How many times a commit is rebased onto a table that moved before the server gives up with a 409.
@@ -74,16 +74,16 @@ pub enum CommitError {
     KeyTaken(String),
 }
 
-impl From<CatalogError> for CommitError {
+impl From<ServiceError> for CommitError {
     /// A catalog error raised while preparing a commit (before anything was published).
-    fn from(e: CatalogError) -> Self {
+    fn from(e: ServiceError) -> Self {
         match e {
-            CatalogError::Invalid(m) => Self::Invalid(m),
-            CatalogError::NotFound(m) => Self::NotFound(m),
-            CatalogError::AlreadyExists(m) => Self::AlreadyExists(m),
-            CatalogError::Conflict(m) | CatalogError::Denied(m) => Self::Conflict(m),
-            CatalogError::Internal(m) => Self::Unavailable(m),
-            CatalogError::Store(e) => {
+            ServiceError::Invalid(m) | ServiceError::MalformedPolicy(m) => Self::Invalid(m),
+            ServiceError::NotFound(m) => Self::NotFound(m),
+            ServiceError::AlreadyExists(m) => Self::AlreadyExists(m),
+            ServiceError::Conflict(m) | ServiceError::Denied(m) => Self::Conflict(m),
+            ServiceError::Internal(m) => Self::Unavailable(m),
+            ServiceError::Unavailable(e) | ServiceError::Store(e) => {
                 Self::Unavailable(format!("{e}: {:?}", std::error::Error::source(&e)))
             }
         }
@@ -507,7 +507,7 @@ impl Catalog {
                 .meta
                 .table_by_id(table.id)
                 .await
-                .map_err(CatalogError::from)?
+                .map_err(ServiceError::from)?
                 .ok_or_else(|| {
                     CommitError::NotFound("The table was dropped while committing".into())
                 })?;
@@ -645,7 +645,7 @@ impl Catalog {
             .meta
             .table_by_name(namespace.id, name.as_str())
             .await
-            .map_err(CatalogError::from)?
+            .map_err(ServiceError::from)?
             .is_some()
         {
             return Err(CommitError::AlreadyExists(
@@ -671,9 +671,9 @@ impl Catalog {
                 self.check_adoptable(id, &namespace.bucket.arn, by, location)
                     .await
                     .map_err(|e| match e {
-                        CatalogError::Denied(m)
-                        | CatalogError::AlreadyExists(m)
-                        | CatalogError::Invalid(m) => {
+                        ServiceError::Denied(m)
+                        | ServiceError::AlreadyExists(m)
+                        | ServiceError::Invalid(m) => {
                             CommitError::Invalid(format!("Invalid set-location: {m}"))
                         }
                         other => other.into(),
@@ -702,7 +702,7 @@ impl Catalog {
             Err(e) => {
                 files.discard(&metadata_location).await;
                 return Err(match e {
-                    CatalogError::AlreadyExists(_) => CommitError::AlreadyExists(
+                    ServiceError::AlreadyExists(_) => CommitError::AlreadyExists(
                         "Requirement failed: table already exists".into(),
                     ),
                     other => other.into(),

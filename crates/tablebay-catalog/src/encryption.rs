@@ -8,7 +8,7 @@ use tablebay_store::meta::{AttributeKey, KeyCheck};
 use uuid::Uuid;
 
 use crate::{
-    BucketArn, Catalog, CatalogError, Encryption, SseAlgorithm, Table, TableBucket, TableRef,
+    BucketArn, Catalog, ServiceError, Encryption, SseAlgorithm, Table, TableBucket, TableRef,
 };
 
 impl Catalog {
@@ -16,7 +16,7 @@ impl Catalog {
     pub(crate) async fn bucket_encryption(
         &self,
         bucket: &TableBucket,
-    ) -> Result<Encryption, CatalogError> {
+    ) -> Result<Encryption, ServiceError> {
         Ok(self
             .setting(bucket.id, AttributeKey::Encryption)
             .await?
@@ -27,7 +27,7 @@ impl Catalog {
     pub async fn table_bucket_encryption(
         &self,
         bucket: &BucketArn,
-    ) -> Result<Encryption, CatalogError> {
+    ) -> Result<Encryption, ServiceError> {
         let bucket = self.bucket(bucket).await?;
         self.bucket_encryption(&bucket).await
     }
@@ -37,14 +37,14 @@ impl Catalog {
         &self,
         bucket: &BucketArn,
         encryption: &Encryption,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let bucket = self.bucket(bucket).await?;
         self.set_setting(bucket.id, AttributeKey::Encryption, encryption)
             .await
     }
 
     /// Resets the bucket's default encryption to AES256.
-    pub async fn delete_bucket_encryption(&self, bucket: &BucketArn) -> Result<(), CatalogError> {
+    pub async fn delete_bucket_encryption(&self, bucket: &BucketArn) -> Result<(), ServiceError> {
         let bucket = self.bucket(bucket).await?;
         self.meta
             .delete_attribute(bucket.id, AttributeKey::Encryption)
@@ -56,7 +56,7 @@ impl Catalog {
     pub async fn table_encryption(
         &self,
         table: &TableRef,
-    ) -> Result<(Table, Encryption), CatalogError> {
+    ) -> Result<(Table, Encryption), ServiceError> {
         let table = self.table(table).await?;
         let encryption = self
             .setting(table.id, AttributeKey::Encryption)
@@ -92,7 +92,7 @@ impl Catalog {
     pub(crate) async fn data_encryption(
         &self,
         table_id: Uuid,
-    ) -> Result<ObjectEncryption, CatalogError> {
+    ) -> Result<ObjectEncryption, ServiceError> {
         if let Some(hit) = self.encryption_cache.get(&table_id).await {
             return Ok(hit);
         }
@@ -114,7 +114,7 @@ impl Catalog {
     /// versions used for the first time. Fails when a version's key material differs from the one recorded (the
     /// server must not start: data written with it would not decrypt, and new data would be unreadable by the
     /// other instances); warns about recorded versions the keys lack (data they protect cannot be read).
-    pub async fn verify_keys(&self) -> Result<(), CatalogError> {
+    pub async fn verify_keys(&self) -> Result<(), ServiceError> {
         let mut held = std::collections::BTreeSet::new();
         for (version, check) in self.keys.key_checks() {
             match self
@@ -127,7 +127,7 @@ impl Catalog {
                 }
                 KeyCheck::Matches => {}
                 KeyCheck::Differs => {
-                    return Err(CatalogError::Invalid(format!(
+                    return Err(ServiceError::Invalid(format!(
                         "the configured encryption key {version} is not the key this data was encrypted with \
                          (its check value differs from the one recorded); refusing to start"
                     )));

@@ -17,7 +17,7 @@ use uuid::Uuid;
 use crate::catalog::new_version_token;
 use crate::metadata_cache::LoadedMetadata;
 use crate::{
-    AccountId, BucketArn, Catalog, CatalogError, Namespace, NamespaceName, NewTable, Table,
+    AccountId, BucketArn, Catalog, ServiceError, Namespace, NamespaceName, NewTable, Table,
     TableDefinition, TableName, TableRef, Tags,
 };
 use tablebay_objects::{TableLocation, warehouse_location};
@@ -56,22 +56,22 @@ pub enum DropMode {
 /// Metadata files larger than this are parsed on the blocking pool rather than on a request thread.
 const INLINE_PARSE_BYTES: usize = 64 * 1024;
 
-fn table_not_found() -> CatalogError {
-    CatalogError::NotFound("The specified table does not exist.".to_string())
+fn table_not_found() -> ServiceError {
+    ServiceError::NotFound("The specified table does not exist.".to_string())
 }
 
 /// Parses a metadata document, on the blocking pool when it is large.
-pub(crate) async fn parse_metadata(json: Bytes) -> Result<TableMetadata, CatalogError> {
+pub(crate) async fn parse_metadata(json: Bytes) -> Result<TableMetadata, ServiceError> {
     let parse = |json: &Bytes| {
         serde_json::from_slice::<TableMetadata>(json)
-            .map_err(|e| CatalogError::Internal(format!("unreadable table metadata: {e}")))
+            .map_err(|e| ServiceError::Internal(format!("unreadable table metadata: {e}")))
     };
     if json.len() <= INLINE_PARSE_BYTES {
         return parse(&json);
     }
     tokio::task::spawn_blocking(move || parse(&json))
         .await
-        .map_err(|e| CatalogError::Internal(format!("metadata parse task failed: {e}")))?
+        .map_err(|e| ServiceError::Internal(format!("metadata parse task failed: {e}")))?
 }
 
 impl Catalog {
@@ -81,7 +81,7 @@ impl Catalog {
         &self,
         namespace: &Namespace,
         name: &TableName,
-    ) -> Result<IcebergTable, CatalogError> {
+    ) -> Result<IcebergTable, ServiceError> {
         let record = self
             .meta
             .table_by_name(namespace.id, name.as_str())
@@ -99,7 +99,7 @@ impl Catalog {
         bucket: &BucketArn,
         namespace: &NamespaceName,
         name: &TableName,
-    ) -> Result<IcebergTable, CatalogError> {
+    ) -> Result<IcebergTable, ServiceError> {
         let table = self.table_by_path(bucket, namespace, name).await?;
         self.with_metadata(table).await
     }
@@ -110,7 +110,7 @@ impl Catalog {
         bucket: &BucketArn,
         namespace: &NamespaceName,
         name: &TableName,
-    ) -> Result<Table, CatalogError> {
+    ) -> Result<Table, ServiceError> {
         if bucket.region != self.config.region {
             return Err(table_not_found());
         }
@@ -133,7 +133,7 @@ impl Catalog {
         &self,
         namespace: &Namespace,
         name: &TableName,
-    ) -> Result<Table, CatalogError> {
+    ) -> Result<Table, ServiceError> {
         let record = self
             .meta
             .table_by_name(namespace.id, name.as_str())
@@ -143,13 +143,13 @@ impl Catalog {
     }
 
     /// A table with its current metadata, by ARN or name.
-    pub async fn load_iceberg_table(&self, table: &TableRef) -> Result<IcebergTable, CatalogError> {
+    pub async fn load_iceberg_table(&self, table: &TableRef) -> Result<IcebergTable, ServiceError> {
         let table = self.table(table).await?;
         self.with_metadata(table).await
     }
 
     /// The current metadata of a resolved table row (re-read from the store: the row may be stale).
-    pub async fn reload_iceberg_table(&self, table: &Table) -> Result<IcebergTable, CatalogError> {
+    pub async fn reload_iceberg_table(&self, table: &Table) -> Result<IcebergTable, ServiceError> {
         let record = self
             .meta
             .table_by_id(table.id)
@@ -161,9 +161,9 @@ impl Catalog {
 
     /// Attaches the current metadata to a table row. The metadata file is read through the table's own storage:
     /// a pointer to any other file is refused, never followed.
-    pub async fn with_metadata(&self, table: Table) -> Result<IcebergTable, CatalogError> {
+    pub async fn with_metadata(&self, table: Table) -> Result<IcebergTable, ServiceError> {
         let Some(location) = table.metadata_location.clone() else {
-            return Err(CatalogError::NotFound(format!(
+            return Err(ServiceError::NotFound(format!(
                 "Table {}.{} has no Iceberg metadata yet",
                 table.namespace, table.name
             )));
@@ -185,7 +185,7 @@ impl Catalog {
         name: TableName,
         definition: TableDefinition,
         by: &AccountId,
-    ) -> Result<IcebergTable, CatalogError> {
+    ) -> Result<IcebergTable, ServiceError> {
         self.check_no_view(namespace, &name).await?;
         let new = NewTable {
             name,
@@ -206,14 +206,14 @@ impl Catalog {
         &self,
         namespace: &Namespace,
         name: &TableName,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         if self
             .meta
             .view_by_name(namespace.id, name.as_str())
             .await?
             .is_some()
         {
-            return Err(CatalogError::AlreadyExists(format!(
+            return Err(ServiceError::AlreadyExists(format!(
                 "View with same name already exists: {}.{name}",
                 namespace.name
             )));
@@ -226,7 +226,7 @@ impl Catalog {
         &self,
         namespace: &Namespace,
         definition: TableDefinition,
-    ) -> Result<StagedTable, CatalogError> {
+    ) -> Result<StagedTable, ServiceError> {
         let table_id = Uuid::now_v7();
         let location = warehouse_location(table_id);
         let metadata = definition.build_metadata(table_id, &location)?;
@@ -262,7 +262,7 @@ impl Catalog {
         name: &TableName,
         metadata_location: &str,
         by: &AccountId,
-    ) -> Result<Table, CatalogError> {
+    ) -> Result<Table, ServiceError> {
         let now = Utc::now();
         let record = TableRecord {
             id: table_id,
@@ -280,11 +280,11 @@ impl Catalog {
             modified_by: by.to_string(),
         };
         self.meta.insert_table(&record).await.map_err(|e| match e {
-            StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(
+            StoreError::AlreadyExists(_) => ServiceError::AlreadyExists(
                 "A table with an identical name already exists in the namespace.".into(),
             ),
             StoreError::NotFound => {
-                CatalogError::NotFound("The specified namespace does not exist.".into())
+                ServiceError::NotFound("The specified namespace does not exist.".into())
             }
             other => other.into(),
         })?;
@@ -309,9 +309,9 @@ impl Catalog {
         name: &TableName,
         metadata_location: &str,
         by: &AccountId,
-    ) -> Result<IcebergTable, CatalogError> {
+    ) -> Result<IcebergTable, ServiceError> {
         let file = TableLocation::parse(metadata_location).ok_or_else(|| {
-            CatalogError::invalid(format!(
+            ServiceError::invalid(format!(
                 "metadata-location {metadata_location} is not inside a table's storage (s3://<uuid>--table-s3/…)"
             ))
         })?;
@@ -321,7 +321,7 @@ impl Catalog {
             .await?
             .is_some()
         {
-            return Err(CatalogError::AlreadyExists(format!(
+            return Err(ServiceError::AlreadyExists(format!(
                 "Table already exists: {}.{name}",
                 namespace.name
             )));
@@ -331,10 +331,10 @@ impl Catalog {
             .await?;
         let files = self.table_files(file.table_id);
         let json = files.read(metadata_location).await?.ok_or_else(|| {
-            CatalogError::invalid(format!("metadata file {metadata_location} does not exist"))
+            ServiceError::invalid(format!("metadata file {metadata_location} does not exist"))
         })?;
         let metadata = serde_json::from_slice::<TableMetadata>(&json).map_err(|e| {
-            CatalogError::invalid(format!(
+            ServiceError::invalid(format!(
                 "{metadata_location} is not valid table metadata: {e}"
             ))
         })?;
@@ -367,9 +367,9 @@ impl Catalog {
         destination: &BucketArn,
         caller: &AccountId,
         location: &str,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let Some((account, bucket)) = self.meta.table_owner(table_id).await? else {
-            return Err(CatalogError::invalid(format!(
+            return Err(ServiceError::invalid(format!(
                 "{location} is not in the storage of a table that exists or was dropped without purge"
             )));
         };
@@ -377,13 +377,13 @@ impl Catalog {
         // storage of that bucket (its own staged creates there), not the rest of the account's.
         let caller_may = account == caller.as_str() || bucket == destination.name.as_str();
         if account != destination.account.as_str() || !caller_may {
-            return Err(CatalogError::Denied(format!(
+            return Err(ServiceError::Denied(format!(
                 "{location} is in the storage of another account's table: storage belongs to its account \
                  until it is purged"
             )));
         }
         if self.meta.table_by_id(table_id).await?.is_some() {
-            return Err(CatalogError::AlreadyExists(format!(
+            return Err(ServiceError::AlreadyExists(format!(
                 "{location} is in the storage of a live table, and a storage belongs to one table: drop that \
                  table (without purge) to register its files under another name"
             )));
@@ -398,7 +398,7 @@ impl Catalog {
         &self,
         table: &Table,
         mode: DropMode,
-    ) -> Result<Table, CatalogError> {
+    ) -> Result<Table, ServiceError> {
         let deleted = self
             .meta
             .delete_table(table.id, None)
@@ -428,7 +428,7 @@ impl Catalog {
     }
 
     /// Deletes every file in a table's storage; returns how many. Called after the table's row is gone.
-    pub(crate) async fn purge_table_storage(&self, table_id: Uuid) -> Result<u64, CatalogError> {
+    pub(crate) async fn purge_table_storage(&self, table_id: Uuid) -> Result<u64, ServiceError> {
         Ok(self.objects.purge_table(table_id).await?)
     }
 

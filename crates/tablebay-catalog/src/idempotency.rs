@@ -6,7 +6,7 @@
 use chrono::{Duration, Utc};
 use tablebay_store::meta::IdempotencyRecord;
 
-use crate::{AccountId, Catalog, CatalogError, IcebergTable};
+use crate::{AccountId, Catalog, ServiceError, IcebergTable};
 
 /// How long an answer is kept: one hour, advertised as `idempotency-key-lifetime` `PT1H`.
 pub const IDEMPOTENCY_LIFETIME: Duration = Duration::hours(1);
@@ -33,12 +33,12 @@ pub struct RememberedCommit<'a> {
     pub fingerprint: String,
     /// Renders the answer (status and body) from the tables as the commit leaves them.
     #[allow(clippy::type_complexity)]
-    pub answer: Box<dyn Fn(&[IcebergTable]) -> Result<(u16, String), CatalogError> + Send + Sync + 'a>,
+    pub answer: Box<dyn Fn(&[IcebergTable]) -> Result<(u16, String), ServiceError> + Send + Sync + 'a>,
 }
 
 impl RememberedCommit<'_> {
     /// The record to store for the committed `tables`.
-    pub(crate) fn record(&self, tables: &[IcebergTable]) -> Result<IdempotencyRecord, CatalogError> {
+    pub(crate) fn record(&self, tables: &[IcebergTable]) -> Result<IdempotencyRecord, ServiceError> {
         let (status, body) = (self.answer)(tables)?;
         let now = Utc::now();
         Ok(IdempotencyRecord {
@@ -62,7 +62,7 @@ impl Catalog {
         &self,
         account: &AccountId,
         key: &str,
-    ) -> Result<Option<RememberedReply>, CatalogError> {
+    ) -> Result<Option<RememberedReply>, ServiceError> {
         let record = self
             .meta
             .idempotency_record(account.as_str(), key, Utc::now())
@@ -80,7 +80,7 @@ impl Catalog {
         account: &AccountId,
         key: &str,
         reply: RememberedReply,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let now = Utc::now();
         let record = IdempotencyRecord {
             scope: account.to_string(),

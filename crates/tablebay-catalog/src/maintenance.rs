@@ -9,7 +9,7 @@ use tablebay_store::meta::AttributeKey;
 
 use crate::settings::JobConfig;
 use crate::{
-    BucketArn, BucketMaintenance, Catalog, CatalogError, CompactionSettings, JobState, JobStatus,
+    BucketArn, BucketMaintenance, Catalog, ServiceError, CompactionSettings, JobState, JobStatus,
     MaintenanceJobType, MaintenanceStatus, SnapshotManagementSettings, Table, TableMaintenance,
     TableRef, UnreferencedFileRemovalSettings,
 };
@@ -28,7 +28,7 @@ impl Catalog {
     pub async fn bucket_maintenance(
         &self,
         bucket: &BucketArn,
-    ) -> Result<BucketMaintenance, CatalogError> {
+    ) -> Result<BucketMaintenance, ServiceError> {
         let bucket = self.bucket(bucket).await?;
         Ok(self
             .setting(bucket.id, AttributeKey::Maintenance)
@@ -41,7 +41,7 @@ impl Catalog {
         &self,
         bucket: &BucketArn,
         config: JobConfig<UnreferencedFileRemovalSettings>,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let bucket = self.bucket(bucket).await?;
         let maintenance = BucketMaintenance {
             unreferenced_file_removal: config,
@@ -54,7 +54,7 @@ impl Catalog {
     pub async fn table_maintenance(
         &self,
         table: &TableRef,
-    ) -> Result<(Table, TableMaintenance), CatalogError> {
+    ) -> Result<(Table, TableMaintenance), ServiceError> {
         let table = self.table(table).await?;
         let maintenance = self
             .setting(table.id, AttributeKey::Maintenance)
@@ -68,7 +68,7 @@ impl Catalog {
         &self,
         table: &TableRef,
         update: TableMaintenanceUpdate,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let (table, mut maintenance) = self.table_maintenance(table).await?;
         match update {
             TableMaintenanceUpdate::Compaction(config) => maintenance.compaction = config,
@@ -85,7 +85,7 @@ impl Catalog {
     pub async fn maintenance_job_status(
         &self,
         table: &TableRef,
-    ) -> Result<(Table, BTreeMap<MaintenanceJobType, JobStatus>), CatalogError> {
+    ) -> Result<(Table, BTreeMap<MaintenanceJobType, JobStatus>), ServiceError> {
         let (table, maintenance) = self.table_maintenance(table).await?;
         let bucket_maintenance: BucketMaintenance = self
             .setting(table.bucket.id, AttributeKey::Maintenance)
@@ -153,7 +153,7 @@ impl Catalog {
 /// reached through `Catalog::table_files`).
 impl Catalog {
     /// The table with this id, `None` when it was dropped.
-    pub async fn table_by_id(&self, id: Uuid) -> Result<Option<Table>, CatalogError> {
+    pub async fn table_by_id(&self, id: Uuid) -> Result<Option<Table>, ServiceError> {
         let Some(record) = self.meta.table_by_id(id).await? else {
             return Ok(None);
         };

@@ -9,7 +9,7 @@ use iceberg::spec::{
 };
 use uuid::Uuid;
 
-use crate::CatalogError;
+use crate::ServiceError;
 
 /// The definition of a new Iceberg table: schema, optional partition spec and sort order, properties.
 #[derive(Clone, Debug)]
@@ -43,17 +43,17 @@ impl TableDefinition {
         partition_spec: Option<serde_json::Value>,
         sort_order: Option<serde_json::Value>,
         properties: BTreeMap<String, String>,
-    ) -> Result<Self, CatalogError> {
+    ) -> Result<Self, ServiceError> {
         let schema: Schema = serde_json::from_value(schema)
-            .map_err(|e| CatalogError::invalid(format!("Invalid Iceberg schema: {e}")))?;
+            .map_err(|e| ServiceError::invalid(format!("Invalid Iceberg schema: {e}")))?;
         let partition_spec = partition_spec
             .map(serde_json::from_value::<UnboundPartitionSpec>)
             .transpose()
-            .map_err(|e| CatalogError::invalid(format!("Invalid partition spec: {e}")))?;
+            .map_err(|e| ServiceError::invalid(format!("Invalid partition spec: {e}")))?;
         let sort_order = sort_order
             .map(serde_json::from_value::<SortOrder>)
             .transpose()
-            .map_err(|e| CatalogError::invalid(format!("Invalid sort order: {e}")))?;
+            .map_err(|e| ServiceError::invalid(format!("Invalid sort order: {e}")))?;
         Ok(Self {
             schema,
             partition_spec,
@@ -67,9 +67,9 @@ impl TableDefinition {
         self,
         table_id: Uuid,
         location: &str,
-    ) -> Result<TableMetadata, CatalogError> {
+    ) -> Result<TableMetadata, ServiceError> {
         let invalid = |e: iceberg::Error| {
-            CatalogError::invalid(format!("Invalid table metadata: {}", e.message()))
+            ServiceError::invalid(format!("Invalid table metadata: {}", e.message()))
         };
         let mut properties = self.properties;
         let format_version = match properties.remove("format-version").as_deref() {
@@ -77,7 +77,7 @@ impl TableDefinition {
             Some("1") => FormatVersion::V1,
             Some("3") => FormatVersion::V3,
             Some(other) => {
-                return Err(CatalogError::invalid(format!(
+                return Err(ServiceError::invalid(format!(
                     "Unsupported format-version '{other}'"
                 )));
             }

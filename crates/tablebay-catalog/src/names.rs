@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::CatalogError;
+use crate::ServiceError;
 
 /// A validated table bucket name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -29,9 +29,9 @@ fn starts_and_ends_alphanumeric(s: &str) -> bool {
 impl BucketName {
     /// Validates a table bucket name: 3–63 characters of `a-z`, `0-9` and `-`, starting and ending with a letter or
     /// digit, none of the reserved prefixes and suffixes.
-    pub fn parse(name: &str) -> Result<Self, CatalogError> {
+    pub fn parse(name: &str) -> Result<Self, ServiceError> {
         let bad = |why: &str| {
-            Err(CatalogError::invalid(format!(
+            Err(ServiceError::invalid(format!(
                 "Invalid table bucket name '{name}': {why}"
             )))
         };
@@ -66,9 +66,9 @@ impl BucketName {
 }
 
 /// Shared rule of namespace and table names: 1–255 of `a-z`, `0-9`, `_`, starting and ending with a letter or digit.
-fn check_lower_underscore(kind: &str, name: &str) -> Result<(), CatalogError> {
+fn check_lower_underscore(kind: &str, name: &str) -> Result<(), ServiceError> {
     let bad = |why: &str| {
-        Err(CatalogError::invalid(format!(
+        Err(ServiceError::invalid(format!(
             "Invalid {kind} name '{name}': {why}"
         )))
     };
@@ -89,10 +89,10 @@ fn check_lower_underscore(kind: &str, name: &str) -> Result<(), CatalogError> {
 
 impl NamespaceName {
     /// Validates a namespace name; additionally it must not start with `aws`.
-    pub fn parse(name: &str) -> Result<Self, CatalogError> {
+    pub fn parse(name: &str) -> Result<Self, ServiceError> {
         check_lower_underscore("namespace", name)?;
         if name.starts_with("aws") {
-            return Err(CatalogError::invalid(format!(
+            return Err(ServiceError::invalid(format!(
                 "Invalid namespace name '{name}': must not start with 'aws'"
             )));
         }
@@ -107,7 +107,7 @@ impl NamespaceName {
 
 impl TableName {
     /// Validates a table name.
-    pub fn parse(name: &str) -> Result<Self, CatalogError> {
+    pub fn parse(name: &str) -> Result<Self, ServiceError> {
         check_lower_underscore("table", name)?;
         Ok(Self(name.to_string()))
     }

@@ -8,7 +8,7 @@ use tablebay_store::meta::NamespaceRecord;
 use uuid::Uuid;
 
 use crate::{
-    AccountId, BucketArn, Catalog, CatalogError, NamespaceName, Page, PageRequest, TableBucket,
+    AccountId, BucketArn, Catalog, ServiceError, NamespaceName, Page, PageRequest, TableBucket,
 };
 
 /// A namespace.
@@ -28,15 +28,15 @@ pub struct Namespace {
     pub properties: BTreeMap<String, String>,
 }
 
-fn not_found() -> CatalogError {
-    CatalogError::NotFound("The specified namespace does not exist.".to_string())
+fn not_found() -> ServiceError {
+    ServiceError::NotFound("The specified namespace does not exist.".to_string())
 }
 
 impl Catalog {
     fn namespace_from_record(
         bucket: &TableBucket,
         record: NamespaceRecord,
-    ) -> Result<Namespace, CatalogError> {
+    ) -> Result<Namespace, ServiceError> {
         Ok(Namespace {
             id: record.id,
             bucket: bucket.clone(),
@@ -54,7 +54,7 @@ impl Catalog {
         name: NamespaceName,
         properties: BTreeMap<String, String>,
         created_by: &AccountId,
-    ) -> Result<Namespace, CatalogError> {
+    ) -> Result<Namespace, ServiceError> {
         crate::namespace_properties::check_properties(&properties)?;
         let bucket = self.bucket(bucket).await?;
         let record = NamespaceRecord {
@@ -69,11 +69,11 @@ impl Catalog {
             .insert_namespace(&record)
             .await
             .map_err(|e| match e {
-                StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(
+                StoreError::AlreadyExists(_) => ServiceError::AlreadyExists(
                     "A namespace with an identical name already exists in the bucket.".to_string(),
                 ),
                 StoreError::NotFound => {
-                    CatalogError::NotFound("The specified bucket does not exist.".to_string())
+                    ServiceError::NotFound("The specified bucket does not exist.".to_string())
                 }
                 other => other.into(),
             })?;
@@ -85,7 +85,7 @@ impl Catalog {
         &self,
         bucket: &BucketArn,
         name: &NamespaceName,
-    ) -> Result<Namespace, CatalogError> {
+    ) -> Result<Namespace, ServiceError> {
         let bucket = self.bucket(bucket).await?;
         self.namespace_in(&bucket, name).await
     }
@@ -95,7 +95,7 @@ impl Catalog {
         &self,
         bucket: &TableBucket,
         name: &NamespaceName,
-    ) -> Result<Namespace, CatalogError> {
+    ) -> Result<Namespace, ServiceError> {
         let record = self
             .meta
             .namespace_by_name(bucket.id, name.as_str())
@@ -109,7 +109,7 @@ impl Catalog {
         &self,
         bucket: &BucketArn,
         page: &PageRequest,
-    ) -> Result<Page<Namespace>, CatalogError> {
+    ) -> Result<Page<Namespace>, ServiceError> {
         let bucket = self.bucket(bucket).await?;
         let after = page.token.as_ref().map(|t| t.key());
         let records = self
@@ -135,7 +135,7 @@ impl Catalog {
         &self,
         namespace: &Namespace,
         properties: &BTreeMap<String, String>,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         self.meta
             .set_namespace_properties(namespace.id, properties)
             .await
@@ -150,13 +150,13 @@ impl Catalog {
         &self,
         bucket: &BucketArn,
         name: &NamespaceName,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let namespace = self.namespace(bucket, name).await?;
         self.meta
             .delete_namespace(namespace.id)
             .await
             .map_err(|e| match e {
-                StoreError::Conflict(_) => CatalogError::Conflict(
+                StoreError::Conflict(_) => ServiceError::Conflict(
                     "The namespace that you tried to delete is not empty.".to_string(),
                 ),
                 StoreError::NotFound => not_found(),

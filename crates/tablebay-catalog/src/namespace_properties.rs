@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Catalog, CatalogError, Namespace};
+use crate::{Catalog, ServiceError, Namespace};
 
 /// Most properties one namespace carries.
 pub const MAX_NAMESPACE_PROPERTIES: usize = 100;
@@ -19,9 +19,9 @@ pub const MAX_NAMESPACE_PROPERTY_VALUE_BYTES: usize = 51_200;
 pub const MAX_NAMESPACE_PROPERTIES_BYTES: usize = 256 * 1024;
 
 /// Checks a namespace's properties against the limits; `Invalid` names the first one exceeded.
-pub(crate) fn check_properties(properties: &BTreeMap<String, String>) -> Result<(), CatalogError> {
+pub(crate) fn check_properties(properties: &BTreeMap<String, String>) -> Result<(), ServiceError> {
     if properties.len() > MAX_NAMESPACE_PROPERTIES {
-        return Err(CatalogError::invalid(format!(
+        return Err(ServiceError::invalid(format!(
             "A namespace may have at most {MAX_NAMESPACE_PROPERTIES} properties ({} given)",
             properties.len()
         )));
@@ -29,20 +29,20 @@ pub(crate) fn check_properties(properties: &BTreeMap<String, String>) -> Result<
     let mut total = 0usize;
     for (key, value) in properties {
         if key.is_empty() || key.len() > MAX_NAMESPACE_PROPERTY_KEY_BYTES {
-            return Err(CatalogError::invalid(format!(
+            return Err(ServiceError::invalid(format!(
                 "A namespace property key must be 1 to {MAX_NAMESPACE_PROPERTY_KEY_BYTES} bytes long ({} given)",
                 key.len()
             )));
         }
         if value.len() > MAX_NAMESPACE_PROPERTY_VALUE_BYTES {
-            return Err(CatalogError::invalid(format!(
+            return Err(ServiceError::invalid(format!(
                 "The value of namespace property '{key}' is longer than {MAX_NAMESPACE_PROPERTY_VALUE_BYTES} bytes"
             )));
         }
         total = total.saturating_add(key.len() + value.len());
     }
     if total > MAX_NAMESPACE_PROPERTIES_BYTES {
-        return Err(CatalogError::invalid(format!(
+        return Err(ServiceError::invalid(format!(
             "A namespace's properties may hold at most {MAX_NAMESPACE_PROPERTIES_BYTES} bytes of keys and values ({total} given)"
         )));
     }
@@ -69,9 +69,9 @@ impl Catalog {
         namespace: &Namespace,
         removals: &[String],
         updates: &BTreeMap<String, String>,
-    ) -> Result<PropertiesUpdate, CatalogError> {
+    ) -> Result<PropertiesUpdate, ServiceError> {
         if let Some(key) = removals.iter().find(|key| updates.contains_key(*key)) {
-            return Err(CatalogError::invalid(format!(
+            return Err(ServiceError::invalid(format!(
                 "Cannot remove and update the same key: {key}"
             )));
         }
@@ -125,7 +125,7 @@ mod tests {
         ] {
             assert!(matches!(
                 check_properties(&bad),
-                Err(CatalogError::Invalid(_))
+                Err(ServiceError::Invalid(_))
             ));
         }
         let many: BTreeMap<String, String> = (0..=MAX_NAMESPACE_PROPERTIES)
@@ -133,13 +133,13 @@ mod tests {
             .collect();
         assert!(matches!(
             check_properties(&many),
-            Err(CatalogError::Invalid(_))
+            Err(ServiceError::Invalid(_))
         ));
         let big: BTreeMap<String, String> =
             (0..6).map(|i| (format!("k{i}"), value.clone())).collect();
         assert!(matches!(
             check_properties(&big),
-            Err(CatalogError::Invalid(_))
+            Err(ServiceError::Invalid(_))
         ));
     }
 }

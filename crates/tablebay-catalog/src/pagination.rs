@@ -7,7 +7,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::CatalogError;
+use crate::ServiceError;
 
 const TOKEN_VERSION: &str = "tb1:";
 
@@ -22,8 +22,8 @@ impl ContinuationToken {
     }
 
     /// Reads a token a client sent back; anything this server did not issue is a 400.
-    pub fn parse(token: &str) -> Result<Self, CatalogError> {
-        let invalid = || CatalogError::invalid("The continuation token provided is invalid");
+    pub fn parse(token: &str) -> Result<Self, ServiceError> {
+        let invalid = || ServiceError::invalid("The continuation token provided is invalid");
         if token.is_empty() || token.len() > 2048 {
             return Err(invalid());
         }
@@ -73,12 +73,12 @@ impl PageRequest {
         token: Option<&str>,
         limit: Option<i64>,
         max_prefix: usize,
-    ) -> Result<Self, CatalogError> {
+    ) -> Result<Self, ServiceError> {
         let limit = match limit {
             None => Self::MAX_LIMIT,
             Some(n) if (1..=i64::from(Self::MAX_LIMIT)).contains(&n) => n as u32,
             Some(n) => {
-                return Err(CatalogError::invalid(format!(
+                return Err(ServiceError::invalid(format!(
                     "The page size must be between 1 and 1000, got {n}"
                 )));
             }
@@ -86,7 +86,7 @@ impl PageRequest {
         if let Some(prefix) = &prefix
             && (prefix.is_empty() || prefix.len() > max_prefix)
         {
-            return Err(CatalogError::invalid(format!(
+            return Err(ServiceError::invalid(format!(
                 "prefix must be between 1 and {max_prefix} characters long"
             )));
         }

@@ -3,30 +3,30 @@
 use tablebay_store::meta::AttributeKey;
 use uuid::Uuid;
 
-use crate::{BucketArn, Catalog, CatalogError, ResourcePolicy, TableArn, TableRef};
+use crate::{BucketArn, Catalog, ServiceError, ResourcePolicy, TableArn, TableRef};
 
 impl Catalog {
-    async fn policy_of(&self, id: Uuid, what: &str) -> Result<ResourcePolicy, CatalogError> {
+    async fn policy_of(&self, id: Uuid, what: &str) -> Result<ResourcePolicy, ServiceError> {
         match self.meta.attribute(id, AttributeKey::Policy).await? {
             Some(text) => ResourcePolicy::parse(&text),
-            None => Err(CatalogError::NotFound(format!(
+            None => Err(ServiceError::NotFound(format!(
                 "The specified {what} policy does not exist."
             ))),
         }
     }
 
-    async fn delete_policy_of(&self, id: Uuid, what: &str) -> Result<(), CatalogError> {
+    async fn delete_policy_of(&self, id: Uuid, what: &str) -> Result<(), ServiceError> {
         if self.meta.delete_attribute(id, AttributeKey::Policy).await? {
             Ok(())
         } else {
-            Err(CatalogError::NotFound(format!(
+            Err(ServiceError::NotFound(format!(
                 "The specified {what} policy does not exist."
             )))
         }
     }
 
     /// The bucket's policy.
-    pub async fn bucket_policy(&self, bucket: &BucketArn) -> Result<ResourcePolicy, CatalogError> {
+    pub async fn bucket_policy(&self, bucket: &BucketArn) -> Result<ResourcePolicy, ServiceError> {
         let bucket = self.bucket(bucket).await?;
         self.policy_of(bucket.id, "bucket").await
     }
@@ -36,7 +36,7 @@ impl Catalog {
         &self,
         bucket: &BucketArn,
         policy: &ResourcePolicy,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let bucket = self.bucket(bucket).await?;
         self.meta
             .set_attribute(bucket.id, AttributeKey::Policy, policy.as_str())
@@ -45,7 +45,7 @@ impl Catalog {
     }
 
     /// Removes the bucket's policy.
-    pub async fn delete_bucket_policy(&self, bucket: &BucketArn) -> Result<(), CatalogError> {
+    pub async fn delete_bucket_policy(&self, bucket: &BucketArn) -> Result<(), ServiceError> {
         let bucket = self.bucket(bucket).await?;
         self.delete_policy_of(bucket.id, "bucket").await
     }
@@ -56,7 +56,7 @@ impl Catalog {
     pub async fn table_policy_documents(
         &self,
         table: &TableArn,
-    ) -> Result<Option<(Option<String>, Option<String>)>, CatalogError> {
+    ) -> Result<Option<(Option<String>, Option<String>)>, ServiceError> {
         Ok(self
             .meta
             .table_policies(
@@ -68,7 +68,7 @@ impl Catalog {
     }
 
     /// The table's policy.
-    pub async fn table_policy(&self, table: &TableRef) -> Result<ResourcePolicy, CatalogError> {
+    pub async fn table_policy(&self, table: &TableRef) -> Result<ResourcePolicy, ServiceError> {
         let table = self.table(table).await?;
         self.policy_of(table.id, "table").await
     }
@@ -78,7 +78,7 @@ impl Catalog {
         &self,
         table: &TableRef,
         policy: &ResourcePolicy,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let table = self.table(table).await?;
         self.meta
             .set_attribute(table.id, AttributeKey::Policy, policy.as_str())
@@ -87,7 +87,7 @@ impl Catalog {
     }
 
     /// Removes the table's policy.
-    pub async fn delete_table_policy(&self, table: &TableRef) -> Result<(), CatalogError> {
+    pub async fn delete_table_policy(&self, table: &TableRef) -> Result<(), ServiceError> {
         let table = self.table(table).await?;
         self.delete_policy_of(table.id, "table").await
     }

@@ -11,7 +11,7 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::CatalogError;
+use crate::ServiceError;
 
 macro_rules! wire_enum {
     ($(#[$meta:meta])* $name:ident, $what:literal { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
@@ -27,11 +27,11 @@ macro_rules! wire_enum {
         }
 
         impl FromStr for $name {
-            type Err = CatalogError;
-            fn from_str(s: &str) -> Result<Self, CatalogError> {
+            type Err = ServiceError;
+            fn from_str(s: &str) -> Result<Self, ServiceError> {
                 match s {
                     $($text => Ok(Self::$variant),)+
-                    other => Err(CatalogError::invalid(format!(
+                    other => Err(ServiceError::invalid(format!(
                         concat!("Invalid ", $what, " '{}': expected one of {}"), other, [$($text),+].join(", ")))),
                 }
             }
@@ -104,13 +104,13 @@ impl Encryption {
     }
 
     /// Validates an algorithm and key pair: `aws:kms` needs a KMS key ARN, `AES256` must not have one.
-    pub fn new(algorithm: SseAlgorithm, kms_key_arn: Option<String>) -> Result<Self, CatalogError> {
+    pub fn new(algorithm: SseAlgorithm, kms_key_arn: Option<String>) -> Result<Self, ServiceError> {
         match (algorithm, kms_key_arn) {
             (SseAlgorithm::Aes256, None) => Ok(Self::aes256()),
-            (SseAlgorithm::Aes256, Some(_)) => Err(CatalogError::invalid(
+            (SseAlgorithm::Aes256, Some(_)) => Err(ServiceError::invalid(
                 "kmsKeyArn must not be set when sseAlgorithm is AES256",
             )),
-            (SseAlgorithm::AwsKms, None) => Err(CatalogError::invalid(
+            (SseAlgorithm::AwsKms, None) => Err(ServiceError::invalid(
                 "kmsKeyArn is required when sseAlgorithm is aws:kms",
             )),
             (SseAlgorithm::AwsKms, Some(key)) => {
@@ -120,7 +120,7 @@ impl Encryption {
                         kms_key_arn: Some(key),
                     })
                 } else {
-                    Err(CatalogError::invalid(format!("Invalid kmsKeyArn '{key}'")))
+                    Err(ServiceError::invalid(format!("Invalid kmsKeyArn '{key}'")))
                 }
             }
         }
@@ -162,12 +162,12 @@ fn is_kms_key_arn(s: &str) -> bool {
 }
 
 /// A positive 32-bit setting (the model's `PositiveInteger`).
-fn positive(name: &str, value: i64) -> Result<u32, CatalogError> {
+fn positive(name: &str, value: i64) -> Result<u32, ServiceError> {
     u32::try_from(value)
         .ok()
         .filter(|v| (1..=i32::MAX as u32).contains(v))
         .ok_or_else(|| {
-            CatalogError::invalid(format!(
+            ServiceError::invalid(format!(
                 "{name} must be between 1 and 2147483647, got {value}"
             ))
         })
@@ -196,13 +196,13 @@ impl CompactionSettings {
     pub fn new(
         target_file_size_mb: Option<i64>,
         strategy: Option<CompactionStrategy>,
-    ) -> Result<Self, CatalogError> {
+    ) -> Result<Self, ServiceError> {
         let default = Self::default();
         let target_file_size_mb = match target_file_size_mb {
             None => default.target_file_size_mb,
             Some(v) if (64..=512).contains(&v) => v as u32,
             Some(v) => {
-                return Err(CatalogError::invalid(format!(
+                return Err(ServiceError::invalid(format!(
                     "targetFileSizeMB must be between 64 and 512, got {v}"
                 )));
             }
@@ -237,7 +237,7 @@ impl SnapshotManagementSettings {
     pub fn new(
         min_snapshots_to_keep: Option<i64>,
         max_snapshot_age_hours: Option<i64>,
-    ) -> Result<Self, CatalogError> {
+    ) -> Result<Self, ServiceError> {
         let default = Self::default();
         Ok(Self {
             min_snapshots_to_keep: min_snapshots_to_keep
@@ -275,7 +275,7 @@ impl UnreferencedFileRemovalSettings {
     pub fn new(
         unreferenced_days: Option<i64>,
         non_current_days: Option<i64>,
-    ) -> Result<Self, CatalogError> {
+    ) -> Result<Self, ServiceError> {
         let default = Self::default();
         Ok(Self {
             unreferenced_days: unreferenced_days
@@ -347,17 +347,17 @@ impl Tags {
     pub const MAX: usize = 50;
 
     /// Validates each key and value.
-    pub fn new(tags: BTreeMap<String, String>) -> Result<Self, CatalogError> {
+    pub fn new(tags: BTreeMap<String, String>) -> Result<Self, ServiceError> {
         for (key, value) in &tags {
             Self::check_key(key)?;
             if value.chars().count() > 256 {
-                return Err(CatalogError::invalid(format!(
+                return Err(ServiceError::invalid(format!(
                     "Tag value for '{key}' is longer than 256 characters"
                 )));
             }
         }
         if tags.len() > Self::MAX {
-            return Err(CatalogError::invalid(format!(
+            return Err(ServiceError::invalid(format!(
                 "A resource can have at most {} tags",
                 Self::MAX
             )));
@@ -366,11 +366,11 @@ impl Tags {
     }
 
     /// Validates a tag key.
-    pub fn check_key(key: &str) -> Result<(), CatalogError> {
+    pub fn check_key(key: &str) -> Result<(), ServiceError> {
         if (1..=128).contains(&key.chars().count()) && !key.starts_with("aws:") {
             Ok(())
         } else {
-            Err(CatalogError::invalid(format!("Invalid tag key '{key}'")))
+            Err(ServiceError::invalid(format!("Invalid tag key '{key}'")))
         }
     }
 }
@@ -393,15 +393,15 @@ impl ResourcePolicy {
 
     /// Validates the document with the policy language (`tablebay_policy`, kind `Resource`): JSON of at most
     /// 20 KiB, a known `Version`, statements with `Effect`, `Principal`, known actions (`oss:`/`s3tables:`),
-    /// well-formed resource ARNs and conditions. Anything else is `Invalid` (a 400), and nothing is stored.
-    pub fn parse(text: &str) -> Result<Self, CatalogError> {
+    /// well-formed resource ARNs and conditions. Anything else is `MalformedPolicy` (a 400), and nothing is stored.
+    pub fn parse(text: &str) -> Result<Self, ServiceError> {
         if text.is_empty() || text.len() > Self::MAX_BYTES {
-            return Err(CatalogError::invalid(
-                "Invalid resource policy: the document must be between 1 and 20480 bytes",
+            return Err(ServiceError::MalformedPolicy(
+                "Invalid resource policy: the document must be between 1 and 20480 bytes".into(),
             ));
         }
         tablebay_policy::Policy::parse(text, tablebay_policy::PolicyKind::Resource)
-            .map_err(|e| CatalogError::invalid(format!("Invalid resource policy: {e}")))?;
+            .map_err(|e| ServiceError::MalformedPolicy(format!("Invalid resource policy: {e}")))?;
         Ok(Self(text.to_string()))
     }
 

@@ -5,7 +5,7 @@
 use tablebay_objects::{Storage, TableLocation};
 use uuid::Uuid;
 
-use crate::{AccountId, BucketArn, BucketName, Catalog, CatalogError, TableArn};
+use crate::{AccountId, BucketArn, BucketName, Catalog, ServiceError, TableArn};
 
 /// A table's storage, resolved once per request by the data plane.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,7 +31,7 @@ impl TableStorage {
 impl Catalog {
     /// Resolves a data-plane bucket name to its table's storage; `None` unless it is `<table-id>--table-s3` of an
     /// existing table.
-    pub async fn table_storage(&self, bucket: &str) -> Result<Option<TableStorage>, CatalogError> {
+    pub async fn table_storage(&self, bucket: &str) -> Result<Option<TableStorage>, ServiceError> {
         let Some(table_id) = TableLocation::table_of_bucket(bucket) else {
             return Ok(None);
         };
@@ -54,7 +54,7 @@ impl Catalog {
     }
 
     /// The storage of the table (or view) `table_id`, with the encryption its new bytes get.
-    pub(crate) async fn storage(&self, table_id: Uuid) -> Result<Storage, CatalogError> {
+    pub(crate) async fn storage(&self, table_id: Uuid) -> Result<Storage, ServiceError> {
         Ok(Storage {
             table_id,
             encryption: self.data_encryption(table_id).await?,

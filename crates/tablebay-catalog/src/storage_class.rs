@@ -4,7 +4,7 @@
 use tablebay_store::meta::AttributeKey;
 
 use crate::{
-    BucketArn, Catalog, CatalogError, MetricsConfiguration, StorageClass, TableBucket, TableRef,
+    BucketArn, Catalog, ServiceError, MetricsConfiguration, StorageClass, TableBucket, TableRef,
 };
 
 impl Catalog {
@@ -12,7 +12,7 @@ impl Catalog {
     pub(crate) async fn bucket_storage_class(
         &self,
         bucket: &TableBucket,
-    ) -> Result<StorageClass, CatalogError> {
+    ) -> Result<StorageClass, ServiceError> {
         Ok(self
             .setting(bucket.id, AttributeKey::StorageClass)
             .await?
@@ -23,7 +23,7 @@ impl Catalog {
     pub async fn table_bucket_storage_class(
         &self,
         bucket: &BucketArn,
-    ) -> Result<StorageClass, CatalogError> {
+    ) -> Result<StorageClass, ServiceError> {
         let bucket = self.bucket(bucket).await?;
         self.bucket_storage_class(&bucket).await
     }
@@ -33,7 +33,7 @@ impl Catalog {
         &self,
         bucket: &BucketArn,
         class: StorageClass,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let bucket = self.bucket(bucket).await?;
         self.set_setting(bucket.id, AttributeKey::StorageClass, &class)
             .await
@@ -43,7 +43,7 @@ impl Catalog {
     pub async fn table_storage_class(
         &self,
         table: &TableRef,
-    ) -> Result<StorageClass, CatalogError> {
+    ) -> Result<StorageClass, ServiceError> {
         let table = self.table(table).await?;
         Ok(self
             .setting(table.id, AttributeKey::StorageClass)
@@ -55,19 +55,19 @@ impl Catalog {
     pub async fn bucket_metrics(
         &self,
         bucket: &BucketArn,
-    ) -> Result<MetricsConfiguration, CatalogError> {
+    ) -> Result<MetricsConfiguration, ServiceError> {
         let bucket = self.bucket(bucket).await?;
         self.setting(bucket.id, AttributeKey::Metrics)
             .await?
             .ok_or_else(|| {
-                CatalogError::NotFound(
+                ServiceError::NotFound(
                     "The specified metrics configuration does not exist.".to_string(),
                 )
             })
     }
 
     /// Turns the bucket's metrics on.
-    pub async fn put_bucket_metrics(&self, bucket: &BucketArn) -> Result<(), CatalogError> {
+    pub async fn put_bucket_metrics(&self, bucket: &BucketArn) -> Result<(), ServiceError> {
         let bucket = self.bucket(bucket).await?;
         let config = MetricsConfiguration {
             id: bucket.id.to_string(),
@@ -77,7 +77,7 @@ impl Catalog {
     }
 
     /// Turns the bucket's metrics off.
-    pub async fn delete_bucket_metrics(&self, bucket: &BucketArn) -> Result<(), CatalogError> {
+    pub async fn delete_bucket_metrics(&self, bucket: &BucketArn) -> Result<(), ServiceError> {
         let bucket = self.bucket(bucket).await?;
         if self
             .meta
@@ -86,7 +86,7 @@ impl Catalog {
         {
             Ok(())
         } else {
-            Err(CatalogError::NotFound(
+            Err(ServiceError::NotFound(
                 "The specified metrics configuration does not exist.".to_string(),
             ))
         }

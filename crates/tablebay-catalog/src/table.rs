@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::catalog::new_version_token;
 use crate::metadata::metadata_file_location;
 use crate::{
-    AccountId, BucketArn, Catalog, CatalogError, ContinuationToken, Encryption, NamespaceName,
+    AccountId, BucketArn, Catalog, ServiceError, ContinuationToken, Encryption, NamespaceName,
     Page, PageRequest, StorageClass, TableArn, TableBucket, TableDefinition, TableName, Tags,
 };
 use tablebay_objects::warehouse_location;
@@ -81,12 +81,12 @@ pub struct NewTable {
     pub tags: Tags,
 }
 
-fn not_found() -> CatalogError {
-    CatalogError::NotFound("The specified table does not exist.".to_string())
+fn not_found() -> ServiceError {
+    ServiceError::NotFound("The specified table does not exist.".to_string())
 }
 
-fn stale_token() -> CatalogError {
-    CatalogError::Conflict(
+fn stale_token() -> ServiceError {
+    ServiceError::Conflict(
         "The provided version token does not match the table version token.".to_string(),
     )
 }
@@ -100,7 +100,7 @@ impl Catalog {
     pub(crate) fn table_from_record(
         bucket: &TableBucket,
         record: TableRecord,
-    ) -> Result<Table, CatalogError> {
+    ) -> Result<Table, ServiceError> {
         Ok(Table {
             id: record.id,
             arn: TableArn {
@@ -130,9 +130,9 @@ impl Catalog {
         namespace: &NamespaceName,
         new: NewTable,
         created_by: &AccountId,
-    ) -> Result<Table, CatalogError> {
+    ) -> Result<Table, ServiceError> {
         if new.format != "ICEBERG" {
-            return Err(CatalogError::invalid(format!(
+            return Err(ServiceError::invalid(format!(
                 "Invalid format '{}': expected ICEBERG",
                 new.format
             )));
@@ -191,7 +191,7 @@ impl Catalog {
             return Err(match e {
                 StoreError::AlreadyExists(_) => table_exists(),
                 StoreError::NotFound => {
-                    CatalogError::NotFound("The specified namespace does not exist.".to_string())
+                    ServiceError::NotFound("The specified namespace does not exist.".to_string())
                 }
                 other => other.into(),
             });
@@ -215,13 +215,13 @@ impl Catalog {
         id: Uuid,
         location: &str,
         definition: TableDefinition,
-    ) -> Result<String, CatalogError> {
+    ) -> Result<String, ServiceError> {
         let metadata = definition.build_metadata(id, location)?;
         let files = self.table_files(id);
         files.check_metadata(&metadata)?;
         let file = metadata_file_location(location, 0);
         let json = crate::metadata::metadata_json(&metadata)
-            .map_err(|e| CatalogError::Internal(e.to_string()))?;
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
         files.put(&file, Bytes::from(json)).await?;
         Ok(file)
     }
@@ -239,7 +239,7 @@ impl Catalog {
     }
 
     /// Resolves a table reference.
-    pub async fn table(&self, table: &TableRef) -> Result<Table, CatalogError> {
+    pub async fn table(&self, table: &TableRef) -> Result<Table, ServiceError> {
         match table {
             TableRef::Arn(arn) => {
                 let bucket = self.bucket(&arn.bucket).await?;
@@ -275,7 +275,7 @@ impl Catalog {
         bucket: &BucketArn,
         namespace: Option<&NamespaceName>,
         page: &PageRequest,
-    ) -> Result<Page<Table>, CatalogError> {
+    ) -> Result<Page<Table>, ServiceError> {
         let bucket = self.bucket(bucket).await?;
         let namespace_id = match namespace {
             Some(name) => Some(self.namespace_in(&bucket, name).await?.id),
@@ -285,7 +285,7 @@ impl Catalog {
         let after = match &after {
             None => None,
             Some(key) => Some(key.split_once('\u{0}').ok_or_else(|| {
-                CatalogError::invalid("The continuation token provided is invalid")
+                ServiceError::invalid("The continuation token provided is invalid")
             })?),
         };
         let records = self
@@ -311,7 +311,7 @@ impl Catalog {
         &self,
         table: &TableRef,
         version_token: Option<&str>,
-    ) -> Result<Table, CatalogError> {
+    ) -> Result<Table, ServiceError> {
         let current = self.table(table).await?;
         let record = self
             .meta
@@ -334,7 +334,7 @@ impl Catalog {
         new_name: Option<&TableName>,
         version_token: Option<&str>,
         by: &AccountId,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let current = self.table(table).await?;
         let namespace_id = match new_namespace {
             Some(name) => self.namespace_in(&current.bucket, name).await?.id,
@@ -368,14 +368,14 @@ impl Catalog {
         expected: &str,
         metadata_location: &str,
         by: &AccountId,
-    ) -> Result<Table, CatalogError> {
+    ) -> Result<Table, ServiceError> {
         if metadata_location.is_empty() || metadata_location.len() > 2048 {
-            return Err(CatalogError::invalid(
+            return Err(ServiceError::invalid(
                 "metadataLocation must be between 1 and 2048 characters long",
             ));
         }
         if expected.is_empty() || expected.len() > 2048 {
-            return Err(CatalogError::invalid(
+            return Err(ServiceError::invalid(
                 "versionToken must be between 1 and 2048 characters long",
             ));
         }
@@ -411,8 +411,8 @@ impl Catalog {
     }
 }
 
-fn table_exists() -> CatalogError {
-    CatalogError::AlreadyExists(
+fn table_exists() -> ServiceError {
+    ServiceError::AlreadyExists(
         "A table with an identical name already exists in the namespace.".to_string(),
     )
 }

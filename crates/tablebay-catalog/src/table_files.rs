@@ -28,7 +28,7 @@ use uuid::Uuid;
 
 use crate::iceberg_tables::parse_metadata;
 use crate::metadata_cache::LoadedMetadata;
-use crate::{Catalog, CatalogError};
+use crate::{Catalog, ServiceError};
 
 /// The largest range one [`TableFiles::read_range`] call returns (readers fetch files piecewise).
 pub const MAX_TABLE_FILE_RANGE: u64 = 256 * 1024 * 1024;
@@ -74,8 +74,8 @@ impl TableFiles {
         warehouse_location(self.table_id)
     }
 
-    fn outside(&self, what: &str, location: &str) -> CatalogError {
-        CatalogError::invalid(format!(
+    fn outside(&self, what: &str, location: &str) -> ServiceError {
+        ServiceError::invalid(format!(
             "{what} {location} is outside the table's storage {}/: a table's files lie in its own storage",
             self.location()
         ))
@@ -83,7 +83,7 @@ impl TableFiles {
 
     /// The file at `location`, which must lie inside this storage (`s3://`, `s3a://` or `oss://`, no `.` or `..`
     /// segment); `Invalid` otherwise.
-    pub fn resolve(&self, location: &str) -> Result<TableLocation, CatalogError> {
+    pub fn resolve(&self, location: &str) -> Result<TableLocation, ServiceError> {
         self.resolve_as("the file", location)
     }
 
@@ -92,7 +92,7 @@ impl TableFiles {
         &self,
         what: &str,
         location: &str,
-    ) -> Result<TableLocation, CatalogError> {
+    ) -> Result<TableLocation, ServiceError> {
         TableLocation::parse(location)
             .filter(|file| file.table_id == self.table_id)
             .ok_or_else(|| self.outside(what, location))
@@ -110,7 +110,7 @@ impl TableFiles {
     }
 
     /// Checks that a prefix writers put files under (a path property) is the storage or lies inside it.
-    fn check_prefix(&self, what: &str, location: &str) -> Result<(), CatalogError> {
+    fn check_prefix(&self, what: &str, location: &str) -> Result<(), ServiceError> {
         if self.is_location(location) {
             return Ok(());
         }
@@ -121,7 +121,7 @@ impl TableFiles {
     /// partition statistics files, the metadata log, and the path properties writers follow — against this
     /// storage; `Invalid`, naming the first one outside it, otherwise. Manifests and the files they list are
     /// checked when they are read ([`TableFiles::read`] and its callers).
-    pub fn check_metadata(&self, metadata: &TableMetadata) -> Result<(), CatalogError> {
+    pub fn check_metadata(&self, metadata: &TableMetadata) -> Result<(), ServiceError> {
         if !self.is_location(metadata.location()) {
             return Err(self.outside("the table location", metadata.location()));
         }
@@ -147,7 +147,7 @@ impl TableFiles {
     }
 
     /// The size of the file at `location`; `None` when there is none.
-    pub async fn size(&self, location: &str) -> Result<Option<u64>, CatalogError> {
+    pub async fn size(&self, location: &str) -> Result<Option<u64>, ServiceError> {
         let file = self.resolve(location)?;
         Ok(self
             .catalog
@@ -163,10 +163,10 @@ impl TableFiles {
         &self,
         location: &str,
         range: Range<u64>,
-    ) -> Result<Bytes, CatalogError> {
+    ) -> Result<Bytes, ServiceError> {
         let length = range.end.saturating_sub(range.start);
         if length > MAX_TABLE_FILE_RANGE {
-            return Err(CatalogError::invalid(format!(
+            return Err(ServiceError::invalid(format!(
                 "a read of {length} bytes of {location} is more than the {MAX_TABLE_FILE_RANGE} bytes one read may return"
             )));
         }
@@ -176,7 +176,7 @@ impl TableFiles {
             .objects
             .find(&file)
             .await?
-            .ok_or_else(|| CatalogError::NotFound(format!("{location} does not exist")))?;
+            .ok_or_else(|| ServiceError::NotFound(format!("{location} does not exist")))?;
         self.collect(&found, range, location).await
     }
 
@@ -186,30 +186,30 @@ impl TableFiles {
         found: &StoredObject,
         range: Range<u64>,
         location: &str,
-    ) -> Result<Bytes, CatalogError> {
+    ) -> Result<Bytes, ServiceError> {
         let chunks: Vec<Bytes> = self
             .catalog
             .objects
             .read(found, range)
             .try_collect()
             .await
-            .map_err(|e| CatalogError::Internal(format!("reading {location}: {e}")))?;
+            .map_err(|e| ServiceError::Internal(format!("reading {location}: {e}")))?;
         Ok(chunks.concat().into())
     }
 
     /// The whole file at `location` (a metadata file, a manifest list, a manifest); `None` when there is none.
     /// Files larger than 64 MiB are refused rather than buffered.
-    pub async fn read(&self, location: &str) -> Result<Option<Bytes>, CatalogError> {
+    pub async fn read(&self, location: &str) -> Result<Option<Bytes>, ServiceError> {
         let file = self.resolve(location)?;
         self.read_file(&file).await
     }
 
-    async fn read_file(&self, file: &TableLocation) -> Result<Option<Bytes>, CatalogError> {
+    async fn read_file(&self, file: &TableLocation) -> Result<Option<Bytes>, ServiceError> {
         let Some(found) = self.catalog.objects.find(file).await? else {
             return Ok(None);
         };
         if found.size > MAX_TABLE_FILE_READ {
-            return Err(CatalogError::invalid(format!(
+            return Err(ServiceError::invalid(format!(
                 "{} is {} bytes, more than the {MAX_TABLE_FILE_READ} bytes a metadata file may have",
                 file.uri(),
                 found.size
@@ -222,7 +222,7 @@ impl TableFiles {
 
     /// Streams `body` into a new file at `location` and makes it visible atomically; returns its size. Written
     /// through the object rows like a client's file, so it is listed, sized and encrypted the same way.
-    pub async fn write(&self, location: &str, body: ByteStream) -> Result<u64, CatalogError> {
+    pub async fn write(&self, location: &str, body: ByteStream) -> Result<u64, ServiceError> {
         let file = self.resolve(location)?;
         let key = ObjectKey::parse(&file.key)?;
         let storage = self.catalog.storage(file.table_id).await?;
@@ -240,7 +240,7 @@ impl TableFiles {
     }
 
     /// Writes a whole file the server made itself (a metadata file); visible atomically.
-    pub(crate) async fn put(&self, location: &str, bytes: Bytes) -> Result<(), CatalogError> {
+    pub(crate) async fn put(&self, location: &str, bytes: Bytes) -> Result<(), ServiceError> {
         let file = self.resolve(location)?;
         let key = ObjectKey::parse(&file.key)?;
         let content_type = file
@@ -263,7 +263,7 @@ impl TableFiles {
     }
 
     /// Deletes the file at `location` (a missing file is not an error).
-    pub async fn delete(&self, location: &str) -> Result<(), CatalogError> {
+    pub async fn delete(&self, location: &str) -> Result<(), ServiceError> {
         let file = self.resolve(location)?;
         let key = ObjectKey::parse(&file.key)?;
         self.catalog
@@ -287,7 +287,7 @@ impl TableFiles {
         &self,
         key: &str,
         modified: DateTime<Utc>,
-    ) -> Result<Option<u64>, CatalogError> {
+    ) -> Result<Option<u64>, ServiceError> {
         let key = ObjectKey::parse(key)?;
         let Some(size) = self
             .catalog
@@ -309,7 +309,7 @@ impl TableFiles {
 
     /// Aborts the storage's multipart uploads started before `cutoff` (abandoned) and deletes their parts;
     /// returns how many.
-    pub async fn abort_stale_uploads(&self, cutoff: DateTime<Utc>) -> Result<u64, CatalogError> {
+    pub async fn abort_stale_uploads(&self, cutoff: DateTime<Utc>) -> Result<u64, ServiceError> {
         Ok(self
             .catalog
             .objects
@@ -322,18 +322,18 @@ impl TableFiles {
     pub(crate) async fn read_metadata(
         &self,
         location: &str,
-    ) -> Result<Arc<LoadedMetadata>, CatalogError> {
+    ) -> Result<Arc<LoadedMetadata>, ServiceError> {
         let file = self.resolve_as("the metadata file", location)?;
         if let Some(hit) = self.catalog.metadata_cache.get(location).await {
             return Ok(hit);
         }
         if location.ends_with(".gz.metadata.json") {
-            return Err(CatalogError::Internal(format!(
+            return Err(ServiceError::Internal(format!(
                 "gzip-compressed metadata {location} is not supported"
             )));
         }
         let json = self.read_file(&file).await?.ok_or_else(|| {
-            CatalogError::Internal(format!("metadata file {location} does not exist"))
+            ServiceError::Internal(format!("metadata file {location} does not exist"))
         })?;
         let metadata = parse_metadata(json.clone()).await?;
         let loaded = Arc::new(LoadedMetadata::new(metadata, json));

@@ -3,10 +3,10 @@
 use tablebay_store::meta::AttributeKey;
 use uuid::Uuid;
 
-use crate::{Catalog, CatalogError, ResourceArn, TableRef, Tags};
+use crate::{Catalog, ServiceError, ResourceArn, TableRef, Tags};
 
 impl Catalog {
-    async fn resource_id(&self, arn: &ResourceArn) -> Result<Uuid, CatalogError> {
+    async fn resource_id(&self, arn: &ResourceArn) -> Result<Uuid, ServiceError> {
         Ok(match arn {
             ResourceArn::Bucket(bucket) => self.bucket(bucket).await?.id,
             ResourceArn::Table(table) => self.table(&TableRef::Arn(table.clone())).await?.id,
@@ -14,7 +14,7 @@ impl Catalog {
     }
 
     /// The resource's tags.
-    pub async fn tags(&self, arn: &ResourceArn) -> Result<Tags, CatalogError> {
+    pub async fn tags(&self, arn: &ResourceArn) -> Result<Tags, ServiceError> {
         let id = self.resource_id(arn).await?;
         Ok(self
             .setting(id, AttributeKey::Tags)
@@ -23,7 +23,7 @@ impl Catalog {
     }
 
     /// Adds or overwrites tags; the result must stay within the tag limit.
-    pub async fn tag_resource(&self, arn: &ResourceArn, tags: Tags) -> Result<(), CatalogError> {
+    pub async fn tag_resource(&self, arn: &ResourceArn, tags: Tags) -> Result<(), ServiceError> {
         let id = self.resource_id(arn).await?;
         let mut current: Tags = self
             .setting(id, AttributeKey::Tags)
@@ -39,7 +39,7 @@ impl Catalog {
         &self,
         arn: &ResourceArn,
         keys: &[String],
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let id = self.resource_id(arn).await?;
         let mut current: Tags = self
             .setting(id, AttributeKey::Tags)

@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::catalog::new_version_token;
 use crate::metadata::metadata_file_location;
-use crate::{AccountId, Catalog, CatalogError, Namespace, TableName};
+use crate::{AccountId, Catalog, ServiceError, Namespace, TableName};
 use tablebay_objects::warehouse_location;
 
 /// How many times a replace is rebased onto a view that moved before giving up with a conflict.
@@ -74,24 +74,24 @@ pub struct ViewChange {
     pub updates: Vec<ViewUpdate>,
 }
 
-fn view_not_found() -> CatalogError {
-    CatalogError::NotFound("The specified view does not exist.".to_string())
+fn view_not_found() -> ServiceError {
+    ServiceError::NotFound("The specified view does not exist.".to_string())
 }
 
-fn invalid(e: iceberg::Error) -> CatalogError {
-    CatalogError::invalid(e.message().to_string())
+fn invalid(e: iceberg::Error) -> ServiceError {
+    ServiceError::invalid(e.message().to_string())
 }
 
 /// Applies view updates on a builder (iceberg-rust has no `ViewUpdate::apply`).
 fn apply_view_updates(
     current: &ViewMetadata,
     updates: Vec<ViewUpdate>,
-) -> Result<ViewMetadata, CatalogError> {
+) -> Result<ViewMetadata, ServiceError> {
     let mut builder = ViewMetadataBuilder::new_from_metadata(current.clone());
     for update in updates {
         builder = match update {
             ViewUpdate::AssignUuid { uuid } if uuid != current.uuid() => {
-                return Err(CatalogError::invalid(format!(
+                return Err(ServiceError::invalid(format!(
                     "Cannot reassign the uuid of view {} to {uuid}",
                     current.uuid()
                 )));
@@ -123,20 +123,20 @@ impl Catalog {
         &self,
         namespace: &Namespace,
         record: ViewRecord,
-    ) -> Result<IcebergView, CatalogError> {
+    ) -> Result<IcebergView, ServiceError> {
         // A view's metadata lies in its own storage, like a table's: the handle refuses anything else.
         let json = self
             .table_files(record.id)
             .read(&record.metadata_location)
             .await?
             .ok_or_else(|| {
-                CatalogError::Internal(format!(
+                ServiceError::Internal(format!(
                     "view metadata {} does not exist",
                     record.metadata_location
                 ))
             })?;
         let metadata: ViewMetadata = serde_json::from_slice(&json).map_err(|e| {
-            CatalogError::Internal(format!(
+            ServiceError::Internal(format!(
                 "unreadable view metadata {}: {e}",
                 record.metadata_location
             ))
@@ -158,11 +158,11 @@ impl Catalog {
         view_id: Uuid,
         version: u64,
         metadata: &ViewMetadata,
-    ) -> Result<(String, Bytes), CatalogError> {
+    ) -> Result<(String, Bytes), ServiceError> {
         let location = metadata_file_location(&warehouse_location(view_id), version);
         let json = Bytes::from(
             crate::metadata::metadata_json(metadata)
-                .map_err(|e| CatalogError::Internal(e.to_string()))?,
+                .map_err(|e| ServiceError::Internal(e.to_string()))?,
         );
         self.table_files(view_id)
             .put(&location, json.clone())
@@ -177,14 +177,14 @@ impl Catalog {
         name: &TableName,
         definition: ViewDefinition,
         by: &AccountId,
-    ) -> Result<IcebergView, CatalogError> {
+    ) -> Result<IcebergView, ServiceError> {
         if self
             .meta
             .table_by_name(namespace.id, name.as_str())
             .await?
             .is_some()
         {
-            return Err(CatalogError::AlreadyExists(format!(
+            return Err(ServiceError::AlreadyExists(format!(
                 "Table with same name already exists: {}.{name}",
                 namespace.name
             )));
@@ -195,7 +195,7 @@ impl Catalog {
             .await?
             .is_some()
         {
-            return Err(CatalogError::AlreadyExists(format!(
+            return Err(ServiceError::AlreadyExists(format!(
                 "View already exists: {}.{name}",
                 namespace.name
             )));
@@ -231,12 +231,12 @@ impl Catalog {
         if let Err(e) = self.meta.insert_view(&record).await {
             self.table_files(id).discard(&location).await;
             return Err(match e {
-                StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(format!(
+                StoreError::AlreadyExists(_) => ServiceError::AlreadyExists(format!(
                     "View already exists: {}.{name}",
                     namespace.name
                 )),
                 StoreError::NotFound => {
-                    CatalogError::NotFound("The specified namespace does not exist.".into())
+                    ServiceError::NotFound("The specified namespace does not exist.".into())
                 }
                 other => other.into(),
             });
@@ -257,7 +257,7 @@ impl Catalog {
         &self,
         namespace: &Namespace,
         name: &TableName,
-    ) -> Result<IcebergView, CatalogError> {
+    ) -> Result<IcebergView, ServiceError> {
         let record = self
             .meta
             .view_by_name(namespace.id, name.as_str())
@@ -271,7 +271,7 @@ impl Catalog {
         &self,
         namespace: &Namespace,
         name: &TableName,
-    ) -> Result<bool, CatalogError> {
+    ) -> Result<bool, ServiceError> {
         Ok(self
             .meta
             .view_by_name(namespace.id, name.as_str())
@@ -280,7 +280,7 @@ impl Catalog {
     }
 
     /// The names of every view of a resolved namespace, in name order.
-    pub async fn list_views(&self, namespace: &Namespace) -> Result<Vec<TableName>, CatalogError> {
+    pub async fn list_views(&self, namespace: &Namespace) -> Result<Vec<TableName>, ServiceError> {
         let mut names = Vec::new();
         let mut after: Option<String> = None;
         loop {
@@ -307,7 +307,7 @@ impl Catalog {
         name: &TableName,
         change: ViewChange,
         by: &AccountId,
-    ) -> Result<IcebergView, CatalogError> {
+    ) -> Result<IcebergView, ServiceError> {
         for attempt in 1..=MAX_ATTEMPTS {
             let current = self.view(namespace, name).await?;
             for requirement in &change.requirements {
@@ -315,7 +315,7 @@ impl Catalog {
                     ViewRequirement::AssertViewUuid { uuid }
                         if *uuid != current.metadata.uuid() =>
                     {
-                        return Err(CatalogError::Conflict(format!(
+                        return Err(ServiceError::Conflict(format!(
                             "Requirement failed: view UUID does not match: expected {} != {uuid}",
                             current.metadata.uuid()
                         )));
@@ -360,7 +360,7 @@ impl Catalog {
                 Err(other) => return Err(other.into()),
             }
         }
-        Err(CatalogError::Conflict(
+        Err(ServiceError::Conflict(
             "The view changed concurrently while replacing it; retry".into(),
         ))
     }
@@ -370,7 +370,7 @@ impl Catalog {
         &self,
         namespace: &Namespace,
         name: &TableName,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let record = self
             .meta
             .view_by_name(namespace.id, name.as_str())
@@ -400,7 +400,7 @@ impl Catalog {
         target: &Namespace,
         new_name: &TableName,
         by: &AccountId,
-    ) -> Result<(), CatalogError> {
+    ) -> Result<(), ServiceError> {
         let record = self
             .meta
             .view_by_name(namespace.id, name.as_str())
@@ -412,7 +412,7 @@ impl Catalog {
             .await?
             .is_some()
         {
-            return Err(CatalogError::AlreadyExists(format!(
+            return Err(ServiceError::AlreadyExists(format!(
                 "Cannot rename {}.{name} to {}.{new_name}. Table already exists",
                 namespace.name, target.name
             )));
@@ -427,7 +427,7 @@ impl Catalog {
             )
             .await
             .map_err(|e| match e {
-                StoreError::AlreadyExists(_) => CatalogError::AlreadyExists(format!(
+                StoreError::AlreadyExists(_) => ServiceError::AlreadyExists(format!(
                     "Cannot rename {}.{name} to {}.{new_name}. View already exists",
                     namespace.name, target.name
                 )),
@@ -522,7 +522,7 @@ mod tests {
         assert_eq!(created.metadata.uuid(), created.id);
         assert!(matches!(
             catalog.create_view(&ns, &name, definition, &account).await,
-            Err(CatalogError::AlreadyExists(_))
+            Err(ServiceError::AlreadyExists(_))
         ));
 
         // Replace: a second version becomes current; the versions list is in version order.
@@ -556,7 +556,7 @@ mod tests {
         };
         assert!(matches!(
             catalog.replace_view(&ns, &name, stale, &account).await,
-            Err(CatalogError::Conflict(_))
+            Err(ServiceError::Conflict(_))
         ));
 
         // Views and tables share names; rename; drop.
@@ -579,11 +579,11 @@ mod tests {
         catalog.drop_view(&ns, &renamed).await.unwrap();
         assert!(matches!(
             catalog.view(&ns, &renamed).await,
-            Err(CatalogError::NotFound(_))
+            Err(ServiceError::NotFound(_))
         ));
         assert!(matches!(
             catalog.drop_view(&ns, &renamed).await,
-            Err(CatalogError::NotFound(_))
+            Err(ServiceError::NotFound(_))
         ));
     }
 }

@@ -22,7 +22,7 @@ mod plan;
 mod rewrite;
 mod storage;
 
-use tablebay_catalog::{Catalog, CatalogError, CommitError, TableFiles, TableRef};
+use tablebay_catalog::{Catalog, ServiceError, CommitError, TableFiles, TableRef};
 
 /// An iceberg-rust `FileIO` over the storage of one table (`catalog.table_files(id)`): locations inside it
 /// resolve, through the catalog's object service; every other location is refused.
@@ -98,18 +98,24 @@ pub enum CompactionError {
     /// The table kept changing under the commit, or its history was replaced: nothing was committed.
     #[error("{0}")]
     Conflict(String),
+    /// The database or blob store could not be reached: nothing was committed; retry later.
+    #[error("{0}")]
+    Unavailable(String),
     /// Reading the table's metadata or storing files failed.
     #[error("{0}")]
     Internal(String),
 }
 
-impl From<CatalogError> for CompactionError {
-    fn from(e: CatalogError) -> Self {
+impl From<ServiceError> for CompactionError {
+    fn from(e: ServiceError) -> Self {
         match e {
-            CatalogError::NotFound(m) => Self::NotFound(m),
-            CatalogError::Invalid(m) => Self::Invalid(m),
-            CatalogError::Conflict(m) => Self::Conflict(m),
-            other => Self::Internal(other.to_string()),
+            ServiceError::NotFound(m) => Self::NotFound(m),
+            ServiceError::Invalid(m) | ServiceError::MalformedPolicy(m) => Self::Invalid(m),
+            ServiceError::Conflict(m) | ServiceError::AlreadyExists(m) => Self::Conflict(m),
+            ServiceError::Unavailable(_) => Self::Unavailable(e.to_string()),
+            ServiceError::Denied(_) | ServiceError::Internal(_) | ServiceError::Store(_) => {
+                Self::Internal(e.to_string())
+            }
         }
     }
 }
@@ -122,7 +128,8 @@ impl From<CommitError> for CompactionError {
             CommitError::Conflict(m) | CommitError::AlreadyExists(m) | CommitError::KeyTaken(m) => {
                 Self::Conflict(m)
             }
-            CommitError::Unavailable(m) | CommitError::StateUnknown(m) => Self::Internal(m),
+            CommitError::Unavailable(m) => Self::Unavailable(m),
+            CommitError::StateUnknown(m) => Self::Internal(m),
         }
     }
 }

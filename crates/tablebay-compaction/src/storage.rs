@@ -18,7 +18,7 @@ use iceberg::io::{
 };
 use iceberg::{Error, ErrorKind};
 use serde::{Deserialize, Serialize};
-use tablebay_catalog::{CatalogError, MAX_TABLE_FILE_RANGE, TableFiles};
+use tablebay_catalog::{ServiceError, MAX_TABLE_FILE_RANGE, TableFiles};
 use tablebay_objects::BodyError;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -34,9 +34,9 @@ pub(crate) fn file_io(files: &TableFiles) -> FileIO {
     .build()
 }
 
-fn io_error(e: CatalogError) -> Error {
+fn io_error(e: ServiceError) -> Error {
     let kind = match e {
-        CatalogError::NotFound(_) | CatalogError::Invalid(_) => ErrorKind::DataInvalid,
+        ServiceError::NotFound(_) | ServiceError::Invalid(_) => ErrorKind::DataInvalid,
         _ => ErrorKind::Unexpected,
     };
     Error::new(kind, e.to_string())
@@ -177,7 +177,7 @@ struct ObjectWrite {
     path: String,
     sender: Option<mpsc::Sender<Bytes>>,
     closed: Arc<AtomicBool>,
-    upload: Option<JoinHandle<Result<u64, CatalogError>>>,
+    upload: Option<JoinHandle<Result<u64, ServiceError>>>,
 }
 
 impl ObjectWrite {

@@ -9,7 +9,7 @@ use chrono::SecondsFormat;
 use http::request::Parts;
 use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use tablebay_auth::{AuthError, Principal};
-use tablebay_iam::{AssumeRoleRequest, IamError, IssuedSession};
+use tablebay_iam::{AssumeRoleRequest, ServiceError, IssuedSession};
 
 use crate::form::FormPairs;
 use crate::pipeline::{self, Context, Need, PipelineError, RequestBody, Schemes, Surface, WireError};
@@ -35,6 +35,11 @@ impl StsError {
 
     fn invalid(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "InvalidParameterValue", message)
+    }
+
+    /// 503 ServiceUnavailable: a store could not be reached and nothing changed; retry.
+    fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable", message)
     }
 
     fn missing(name: &str) -> Self {
@@ -95,11 +100,7 @@ impl From<AuthError> for StsError {
             AuthError::PayloadMismatch => Self::invalid(
                 "The body does not match the x-amz-content-sha256 header it was signed with",
             ),
-            AuthError::Unavailable => Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "ServiceUnavailable",
-                "The credential store is unavailable",
-            ),
+            AuthError::Unavailable => Self::unavailable("The credential store is unavailable; retry"),
         }
     }
 }
@@ -111,11 +112,7 @@ impl From<PipelineError> for StsError {
             PipelineError::BodyTooLarge { .. } | PipelineError::BodyUnreadable(_) => {
                 Self::invalid(e.to_string())
             }
-            PipelineError::Busy => Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "ServiceUnavailable",
-                e.to_string(),
-            ),
+            PipelineError::Busy => Self::unavailable(e.to_string()),
         }
     }
 }
@@ -134,19 +131,19 @@ impl WireError for StsError {
     }
 }
 
-impl From<IamError> for StsError {
-    fn from(e: IamError) -> Self {
+impl From<ServiceError> for StsError {
+    fn from(e: ServiceError) -> Self {
         match e {
-            IamError::Invalid(m) if m.contains("policy") => {
+            ServiceError::MalformedPolicy(m) => {
                 Self::new(StatusCode::BAD_REQUEST, "MalformedPolicyDocument", m)
             }
-            IamError::Invalid(m) => Self::new(StatusCode::BAD_REQUEST, "ValidationError", m),
-            IamError::NotFound(m) => Self::new(StatusCode::NOT_FOUND, "NoSuchEntity", m),
-            IamError::AlreadyExists(m) | IamError::Conflict(m) => {
+            ServiceError::Invalid(m) => Self::new(StatusCode::BAD_REQUEST, "ValidationError", m),
+            ServiceError::NotFound(m) => Self::new(StatusCode::NOT_FOUND, "NoSuchEntity", m),
+            ServiceError::AlreadyExists(m) | ServiceError::Conflict(m) => {
                 Self::new(StatusCode::CONFLICT, "Conflict", m)
             }
-            IamError::Denied(m) => Self::new(StatusCode::FORBIDDEN, "AccessDenied", m),
-            IamError::Internal(m) => {
+            ServiceError::Denied(m) => Self::new(StatusCode::FORBIDDEN, "AccessDenied", m),
+            ServiceError::Internal(m) => {
                 let error_id = uuid::Uuid::new_v4();
                 tracing::error!(%error_id, detail = m, "sts request failed");
                 Self::new(
@@ -155,7 +152,8 @@ impl From<IamError> for StsError {
                     format!("internal error {error_id}"),
                 )
             }
-            IamError::Store(source) => {
+            ServiceError::Unavailable(source) => Self::unavailable(ServiceError::retry_message(&source)),
+            ServiceError::Store(source) => {
                 let error_id = uuid::Uuid::new_v4();
                 tracing::error!(%error_id, error = %source, "sts request failed");
                 Self::new(

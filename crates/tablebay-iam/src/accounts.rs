@@ -9,7 +9,7 @@ use tablebay_store::meta::{AccountRecord, CredentialRecord};
 use crate::credentials::{ACCOUNT_ROOT, ACTIVE};
 use crate::names::{account_id, long_term_key_id, secret_key};
 use crate::principals::IssuedKey;
-use crate::{Iam, IamError};
+use crate::{Iam, ServiceError};
 
 /// A freshly created account with its root key.
 #[derive(Clone)]
@@ -33,7 +33,7 @@ const MAX_ACCOUNT_NAME: usize = 64;
 
 impl Iam {
     /// Makes sure the default account exists (idempotent; several instances may start at once).
-    pub async fn ensure_default_account(&self) -> Result<(), IamError> {
+    pub async fn ensure_default_account(&self) -> Result<(), ServiceError> {
         let record = AccountRecord {
             account_id: self.config.default_account.to_string(),
             name: Some("default".to_string()),
@@ -50,14 +50,14 @@ impl Iam {
         &self,
         caller: &Principal,
         name: Option<&str>,
-    ) -> Result<NewAccount, IamError> {
+    ) -> Result<NewAccount, ServiceError> {
         require_instance_root(caller)?;
         if let Some(name) = name
             && (name.is_empty()
                 || name.len() > MAX_ACCOUNT_NAME
                 || name.chars().any(char::is_control))
         {
-            return Err(IamError::Invalid(format!(
+            return Err(ServiceError::Invalid(format!(
                 "Invalid accountName: it must be 1 to {MAX_ACCOUNT_NAME} printable characters"
             )));
         }
@@ -107,12 +107,12 @@ impl Iam {
         &self,
         caller: &Principal,
         account_id: &str,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         require_instance_root(caller)?;
         tablebay_catalog::AccountId::parse(account_id)
-            .map_err(|_| IamError::NotFound(format!("The account {account_id} does not exist")))?;
+            .map_err(|_| ServiceError::NotFound(format!("The account {account_id} does not exist")))?;
         if account_id == self.config.default_account.as_str() {
-            return Err(IamError::Invalid(
+            return Err(ServiceError::Invalid(
                 "The default account cannot be deleted".to_string(),
             ));
         }
@@ -121,7 +121,7 @@ impl Iam {
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => {
-                    IamError::NotFound(format!("The account {account_id} does not exist"))
+                    ServiceError::NotFound(format!("The account {account_id} does not exist"))
                 }
                 other => other.into(),
             })?;
@@ -131,11 +131,11 @@ impl Iam {
     }
 }
 
-pub(crate) fn require_instance_root(caller: &Principal) -> Result<(), IamError> {
+pub(crate) fn require_instance_root(caller: &Principal) -> Result<(), ServiceError> {
     if caller.kind == PrincipalKind::InstanceRoot && caller.session.is_none() {
         Ok(())
     } else {
-        Err(IamError::Denied(format!(
+        Err(ServiceError::Denied(format!(
             "{} is not authorized to manage accounts: only the instance root is",
             caller.arn
         )))

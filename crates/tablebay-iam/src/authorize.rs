@@ -19,7 +19,7 @@ use std::net::IpAddr;
 
 use chrono::Utc;
 use tablebay_auth::{Principal, PrincipalKind};
-use tablebay_catalog::{BucketArn, CatalogError, ResourceArn, TableRef};
+use tablebay_catalog::{BucketArn, ServiceError, ResourceArn, TableRef};
 use tablebay_policy::{
     Action, Caller, Context, Decision, Policies, Policy, PolicyKind, Request, ResourceFacts,
     evaluate,
@@ -28,7 +28,7 @@ use tablebay_policy::{
 use crate::audit::{Decided, is_mutation, record};
 use crate::credentials::{ROLE, USER};
 use crate::sts::session_policies;
-use crate::{Iam, IamError, Resource};
+use crate::{Iam, Resource};
 
 /// What an administration operation acts on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,7 +64,7 @@ struct Subject<'a> {
 }
 
 impl Iam {
-    /// Allows or denies `action` on `resource` for `principal`; a denial is `IamError::Denied` with a message
+    /// Allows or denies `action` on `resource` for `principal`; a denial is `ServiceError::Denied` with a message
     /// naming principal, action and resource. Audited.
     pub async fn authorize(
         &self,
@@ -72,7 +72,7 @@ impl Iam {
         action: Action,
         resource: &Resource,
         cx: &AccessContext,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         if owner_manages_policy(principal, resource, action) {
             // Decided without reading any policy, so that not even a stored policy that no longer parses can
             // lock the owner out of replacing it.
@@ -90,7 +90,7 @@ impl Iam {
         actions: &[Action],
         resource: &Resource,
         cx: &AccessContext,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         if actions
             .iter()
             .all(|a| owner_manages_policy(principal, resource, *a))
@@ -115,7 +115,7 @@ impl Iam {
         operation: &str,
         resource: &Resource,
         cx: &AccessContext,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         // The instance root is the root of the default account here.
         if principal.kind.is_root()
             && principal.session.is_none()
@@ -131,7 +131,7 @@ impl Iam {
             &cx.request_id,
             "only the owning account's root may",
         );
-        Err(IamError::Denied(format!(
+        Err(ServiceError::Denied(format!(
             "User: {} is not authorized to perform: {operation} on resource: {arn}",
             principal.arn
         )))
@@ -145,7 +145,7 @@ impl Iam {
         operation: &str,
         resource: &Resource,
         cx: &AccessContext,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         if principal.account_id == resource.account().as_str() {
             return Ok(());
         }
@@ -157,7 +157,7 @@ impl Iam {
             &cx.request_id,
             "only the resource's own account may",
         );
-        Err(IamError::Denied(format!(
+        Err(ServiceError::Denied(format!(
             "Account {} is not authorized to perform: {operation} on resource: {arn}",
             principal.account_id
         )))
@@ -174,7 +174,7 @@ impl Iam {
         scope: &AdminScope,
         resource: &str,
         cx: &AccessContext,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         let allowed = principal.session.is_none()
             && match scope {
                 AdminScope::Accounts => principal.kind == PrincipalKind::InstanceRoot,
@@ -192,7 +192,7 @@ impl Iam {
                 &cx.request_id,
                 "only an account's root administers its identities, and only the instance root accounts",
             );
-            return Err(IamError::Denied(format!(
+            return Err(ServiceError::Denied(format!(
                 "{} is not authorized to perform: {operation} on {resource}",
                 principal.arn
             )));
@@ -210,7 +210,7 @@ impl Iam {
         principal: &Principal,
         action: Action,
         resource: &Resource,
-    ) -> Result<bool, IamError> {
+    ) -> Result<bool, ServiceError> {
         if owner_manages_policy(principal, resource, action) {
             return Ok(true);
         }
@@ -226,7 +226,7 @@ impl Iam {
         principal: &'a Principal,
         resource: &'a Resource,
         cx: &AccessContext,
-    ) -> Result<Subject<'a>, IamError> {
+    ) -> Result<Subject<'a>, ServiceError> {
         let resource_policies = self.resource_policies(resource).await?;
         let identity = self.identity_policies_of(principal).await?;
         let sessions = match principal.session.as_ref().and_then(|s| s.policy.as_deref()) {
@@ -265,7 +265,7 @@ impl Iam {
         subject: &Subject<'_>,
         action: Action,
         cx: &AccessContext,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         let principal = subject.principal;
         let decision = decide(subject, action);
         let arn = &subject.arn;
@@ -286,7 +286,7 @@ impl Iam {
                         sid: sid.as_deref(),
                     },
                 );
-                Err(IamError::Denied(format!(
+                Err(ServiceError::Denied(format!(
                     "User: {} is not authorized to perform: {action_name} on resource: {arn} with an explicit deny",
                     principal.arn
                 )))
@@ -302,7 +302,7 @@ impl Iam {
                         sid: None,
                     },
                 );
-                Err(IamError::Denied(format!(
+                Err(ServiceError::Denied(format!(
                     "User: {} is not authorized to perform: {action_name} on resource: {arn}",
                     principal.arn
                 )))
@@ -334,7 +334,7 @@ impl Iam {
     async fn resource_names(
         &self,
         resource: &Resource,
-    ) -> Result<(Option<String>, Option<String>), IamError> {
+    ) -> Result<(Option<String>, Option<String>), ServiceError> {
         if let Some((namespace, table)) = resource.names() {
             return Ok((
                 Some(namespace.as_str().to_string()),
@@ -349,7 +349,7 @@ impl Iam {
                 Some(table.namespace.as_str().to_string()),
                 Some(table.name.as_str().to_string()),
             )),
-            Err(CatalogError::NotFound(_)) => Ok((None, None)),
+            Err(ServiceError::NotFound(_)) => Ok((None, None)),
             Err(e) => Err(e.into()),
         }
     }
@@ -359,7 +359,7 @@ impl Iam {
     async fn resource_tags(
         &self,
         resource: &Resource,
-    ) -> Result<(BTreeMap<String, String>, BTreeMap<String, String>), IamError> {
+    ) -> Result<(BTreeMap<String, String>, BTreeMap<String, String>), ServiceError> {
         let Some(bucket) = resource.bucket() else {
             return Ok((BTreeMap::new(), BTreeMap::new()));
         };
@@ -371,10 +371,10 @@ impl Iam {
         Ok((resource_tags, bucket_tags))
     }
 
-    async fn tags_of(&self, arn: &ResourceArn) -> Result<BTreeMap<String, String>, IamError> {
+    async fn tags_of(&self, arn: &ResourceArn) -> Result<BTreeMap<String, String>, ServiceError> {
         match self.catalog.tags(arn).await {
             Ok(tags) => Ok(tags.0),
-            Err(CatalogError::NotFound(_)) => Ok(BTreeMap::new()),
+            Err(ServiceError::NotFound(_)) => Ok(BTreeMap::new()),
             Err(e) => Err(e.into()),
         }
     }
@@ -383,7 +383,7 @@ impl Iam {
     pub(crate) async fn identity_policies_of(
         &self,
         principal: &Principal,
-    ) -> Result<Vec<Policy>, IamError> {
+    ) -> Result<Vec<Policy>, ServiceError> {
         let kind = match principal.kind {
             PrincipalKind::User => USER,
             PrincipalKind::Role => ROLE,
@@ -402,7 +402,7 @@ impl Iam {
     }
 
     /// The resource policies that govern `resource`: the bucket's, and for a table also the table's.
-    async fn resource_policies(&self, resource: &Resource) -> Result<Vec<Policy>, IamError> {
+    async fn resource_policies(&self, resource: &Resource) -> Result<Vec<Policy>, ServiceError> {
         let mut documents: Vec<String> = Vec::new();
         match resource.target() {
             Resource::Account(_) | Resource::InNamespace { .. } => {}
@@ -421,7 +421,7 @@ impl Iam {
             .collect()
     }
 
-    async fn bucket_policy_document(&self, bucket: &BucketArn) -> Result<Option<String>, IamError> {
+    async fn bucket_policy_document(&self, bucket: &BucketArn) -> Result<Option<String>, ServiceError> {
         Ok(absent_is_none(self.catalog.bucket_policy(bucket).await)?
             .map(|p| p.as_str().to_string()))
     }
@@ -483,10 +483,10 @@ fn manages_policy(action: Action) -> bool {
 
 /// A policy the server stored or issued itself. One that no longer parses (stored before validation existed)
 /// fails the request closed rather than be ignored, since it may hold a deny.
-pub(crate) fn stored_policy(document: &str, kind: PolicyKind) -> Result<Policy, IamError> {
+pub(crate) fn stored_policy(document: &str, kind: PolicyKind) -> Result<Policy, ServiceError> {
     Policy::parse(document, kind).map_err(|e| {
         tracing::warn!(error = %e, "a stored policy does not parse; denying");
-        IamError::Denied(format!(
+        ServiceError::Denied(format!(
             "A policy that applies to this request is invalid: {e}"
         ))
     })
@@ -495,17 +495,17 @@ pub(crate) fn stored_policy(document: &str, kind: PolicyKind) -> Result<Policy, 
 /// A missing bucket, table or policy contributes no resource policy (the operation then answers its own 404). A
 /// stored one that no longer passes validation denies, as in [`stored_policy`].
 fn absent_is_none(
-    result: Result<tablebay_catalog::ResourcePolicy, CatalogError>,
-) -> Result<Option<tablebay_catalog::ResourcePolicy>, IamError> {
+    result: Result<tablebay_catalog::ResourcePolicy, ServiceError>,
+) -> Result<Option<tablebay_catalog::ResourcePolicy>, ServiceError> {
     match result {
         Ok(policy) => Ok(Some(policy)),
-        Err(CatalogError::NotFound(_)) => Ok(None),
-        Err(CatalogError::Invalid(e)) => {
+        Err(ServiceError::NotFound(_)) => Ok(None),
+        Err(ServiceError::MalformedPolicy(e)) => {
             tracing::warn!(error = %e, "a stored bucket policy does not parse; denying");
-            Err(IamError::Denied(format!(
+            Err(ServiceError::Denied(format!(
                 "A policy that applies to this request is invalid: {e}"
             )))
         }
-        Err(e) => Err(e.into()),
+        Err(e) => Err(e),
     }
 }

@@ -14,7 +14,7 @@ use tablebay_store::encryption::{open_secret, seal_secret};
 use tablebay_store::meta::CredentialRecord;
 
 use crate::names::token_digest;
-use crate::{Iam, IamError};
+use crate::{Iam, ServiceError};
 
 /// The stored `principal_kind` of credentials that act as the instance root (its temporary sessions).
 pub(crate) const INSTANCE_ROOT: &str = "instance-root";
@@ -87,13 +87,13 @@ impl KnownKey {
 impl Iam {
     /// `secret` as the meta store keeps it: sealed under the server-managed master key, so that a copy of the
     /// meta store does not hand out working credentials.
-    pub(crate) async fn stored_secret(&self, secret: &str) -> Result<String, IamError> {
+    pub(crate) async fn stored_secret(&self, secret: &str) -> Result<String, ServiceError> {
         Ok(seal_secret(self.catalog.key_provider(), secret).await?)
     }
 
     /// Seals the secrets stored before secrets were sealed (at startup); returns how many it sealed. A row that
     /// another instance seals or deletes meanwhile is left to it.
-    pub async fn seal_stored_secrets(&self) -> Result<usize, IamError> {
+    pub async fn seal_stored_secrets(&self) -> Result<usize, ServiceError> {
         let mut sealed = 0;
         for (access_key_id, secret) in self.meta.unsealed_secrets().await? {
             let new = self.stored_secret(&secret).await?;
@@ -105,7 +105,7 @@ impl Iam {
     }
 
     /// The key `access_key_id`, if it exists and is active.
-    pub async fn lookup(&self, access_key_id: &str) -> Result<Option<KnownKey>, IamError> {
+    pub async fn lookup(&self, access_key_id: &str) -> Result<Option<KnownKey>, ServiceError> {
         if bool::from(
             access_key_id
                 .as_bytes()

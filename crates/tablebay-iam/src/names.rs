@@ -2,7 +2,7 @@
 
 use rand::Rng;
 
-use crate::IamError;
+use crate::ServiceError;
 
 /// A user or role name: 1–64 characters of `[A-Za-z0-9+=,.@_-]` (IAM's rule).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -21,9 +21,9 @@ fn valid_chars(s: &str) -> bool {
         .all(|c| c.is_ascii_alphanumeric() || "+=,.@_-".contains(c))
 }
 
-fn parse(raw: &str, what: &str, min: usize, max: usize) -> Result<String, IamError> {
+fn parse(raw: &str, what: &str, min: usize, max: usize) -> Result<String, ServiceError> {
     if raw.len() < min || raw.len() > max || !valid_chars(raw) {
-        return Err(IamError::Invalid(format!(
+        return Err(ServiceError::Invalid(format!(
             "Invalid {what} '{raw}': it must be {min} to {max} characters of letters, digits and +=,.@_-"
         )));
     }
@@ -32,7 +32,7 @@ fn parse(raw: &str, what: &str, min: usize, max: usize) -> Result<String, IamErr
 
 impl PrincipalName {
     /// Validates a user or role name.
-    pub fn parse(raw: &str) -> Result<Self, IamError> {
+    pub fn parse(raw: &str) -> Result<Self, ServiceError> {
         parse(raw, "name", 1, 64).map(Self)
     }
 
@@ -44,7 +44,7 @@ impl PrincipalName {
 
 impl PolicyName {
     /// Validates a policy name.
-    pub fn parse(raw: &str) -> Result<Self, IamError> {
+    pub fn parse(raw: &str) -> Result<Self, ServiceError> {
         parse(raw, "policy name", 1, 128).map(Self)
     }
 
@@ -56,7 +56,7 @@ impl PolicyName {
 
 impl SessionName {
     /// Validates a role session name.
-    pub fn parse(raw: &str) -> Result<Self, IamError> {
+    pub fn parse(raw: &str) -> Result<Self, ServiceError> {
         parse(raw, "RoleSessionName", 2, 64).map(Self)
     }
 

@@ -10,7 +10,7 @@ use tablebay_store::meta::{CredentialRecord, PrincipalRecord};
 
 use crate::credentials::{ACTIVE, INACTIVE, ROLE, USER};
 use crate::names::{long_term_key_id, secret_key};
-use crate::{Iam, IamError, PolicyName, PrincipalName};
+use crate::{Iam, ServiceError, PolicyName, PrincipalName};
 
 /// A user or a role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,10 +82,10 @@ pub(crate) const DEFAULT_ROLE_SESSION_SECS: i64 = 3600;
 const MAX_ROLE_SESSION_SECS: i64 = 43_200;
 
 impl Iam {
-    async fn require_account(&self, account: &str) -> Result<(), IamError> {
+    async fn require_account(&self, account: &str) -> Result<(), ServiceError> {
         match self.meta.account(account).await? {
             Some(_) => Ok(()),
-            None => Err(IamError::NotFound(format!(
+            None => Err(ServiceError::NotFound(format!(
                 "The account {account} does not exist"
             ))),
         }
@@ -111,7 +111,7 @@ impl Iam {
         &self,
         account: &str,
         name: &PrincipalName,
-    ) -> Result<IdentityInfo, IamError> {
+    ) -> Result<IdentityInfo, ServiceError> {
         self.create_identity(account, IdentityKind::User, name, None, None)
             .await
     }
@@ -123,11 +123,11 @@ impl Iam {
         name: &PrincipalName,
         trust_policy: &str,
         max_session_secs: Option<i64>,
-    ) -> Result<IdentityInfo, IamError> {
+    ) -> Result<IdentityInfo, ServiceError> {
         validate_policy(trust_policy, PolicyKind::Trust)?;
         let max = max_session_secs.unwrap_or(DEFAULT_ROLE_SESSION_SECS);
         if !(DEFAULT_ROLE_SESSION_SECS..=MAX_ROLE_SESSION_SECS).contains(&max) {
-            return Err(IamError::Invalid(format!(
+            return Err(ServiceError::Invalid(format!(
                 "maxSessionDuration must be between {DEFAULT_ROLE_SESSION_SECS} and {MAX_ROLE_SESSION_SECS} seconds"
             )));
         }
@@ -148,7 +148,7 @@ impl Iam {
         name: &PrincipalName,
         trust_policy: Option<&str>,
         max_session_secs: Option<i64>,
-    ) -> Result<IdentityInfo, IamError> {
+    ) -> Result<IdentityInfo, ServiceError> {
         self.require_account(account).await?;
         let record = PrincipalRecord {
             account_id: account.to_string(),
@@ -161,7 +161,7 @@ impl Iam {
         self.meta
             .insert_principal(&record)
             .await
-            .map_err(|e| IamError::from_store(e, || format!("The {} {name}", kind.noun())))?;
+            .map_err(|e| ServiceError::from_store(e, || format!("The {} {name}", kind.noun())))?;
         Ok(self.info(record))
     }
 
@@ -171,7 +171,7 @@ impl Iam {
         account: &str,
         kind: IdentityKind,
         name: &str,
-    ) -> Result<IdentityInfo, IamError> {
+    ) -> Result<IdentityInfo, ServiceError> {
         match self.meta.principal(account, kind.as_str(), name).await? {
             Some(record) => Ok(self.info(record)),
             None => Err(not_found(kind, name)),
@@ -183,7 +183,7 @@ impl Iam {
         &self,
         account: &str,
         kind: IdentityKind,
-    ) -> Result<Vec<IdentityInfo>, IamError> {
+    ) -> Result<Vec<IdentityInfo>, ServiceError> {
         self.require_account(account).await?;
         Ok(self
             .meta
@@ -200,7 +200,7 @@ impl Iam {
         account: &str,
         kind: IdentityKind,
         name: &str,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         let keys = self
             .meta
             .delete_principal(account, kind.as_str(), name)
@@ -221,13 +221,13 @@ impl Iam {
         name: &str,
         policy_name: &PolicyName,
         document: &str,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         validate_policy(document, PolicyKind::Identity)?;
         self.identity(account, kind, name).await?;
         self.meta
             .put_principal_policy(account, kind.as_str(), name, policy_name.as_str(), document)
             .await
-            .map_err(|e| IamError::from_store(e, || format!("The {} {name}", kind.noun())))
+            .map_err(|e| ServiceError::from_store(e, || format!("The {} {name}", kind.noun())))
     }
 
     /// The identity policies of a user or role as (name, document).
@@ -236,7 +236,7 @@ impl Iam {
         account: &str,
         kind: IdentityKind,
         name: &str,
-    ) -> Result<Vec<(String, String)>, IamError> {
+    ) -> Result<Vec<(String, String)>, ServiceError> {
         self.identity(account, kind, name).await?;
         Ok(self
             .meta
@@ -251,14 +251,14 @@ impl Iam {
         kind: IdentityKind,
         name: &str,
         policy_name: &str,
-    ) -> Result<String, IamError> {
+    ) -> Result<String, ServiceError> {
         self.identity_policies(account, kind, name)
             .await?
             .into_iter()
             .find(|(n, _)| n == policy_name)
             .map(|(_, document)| document)
             .ok_or_else(|| {
-                IamError::NotFound(format!(
+                ServiceError::NotFound(format!(
                     "The policy {policy_name} of {} {name} does not exist",
                     kind.noun()
                 ))
@@ -272,7 +272,7 @@ impl Iam {
         kind: IdentityKind,
         name: &str,
         policy_name: &str,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         self.identity(account, kind, name).await?;
         if self
             .meta
@@ -281,7 +281,7 @@ impl Iam {
         {
             Ok(())
         } else {
-            Err(IamError::NotFound(format!(
+            Err(ServiceError::NotFound(format!(
                 "The policy {policy_name} of {} {name} does not exist",
                 kind.noun()
             )))
@@ -293,10 +293,10 @@ impl Iam {
         &self,
         account: &str,
         user: &str,
-    ) -> Result<IssuedKey, IamError> {
+    ) -> Result<IssuedKey, ServiceError> {
         self.identity(account, IdentityKind::User, user).await?;
         if self.meta.list_access_keys(account, USER, user).await?.len() >= MAX_KEYS_PER_USER {
-            return Err(IamError::Conflict(format!(
+            return Err(ServiceError::Conflict(format!(
                 "The user {user} already has {MAX_KEYS_PER_USER} access keys; delete one first"
             )));
         }
@@ -323,7 +323,7 @@ impl Iam {
     }
 
     /// A user's access keys (without secrets).
-    pub async fn access_keys(&self, account: &str, user: &str) -> Result<Vec<AccessKey>, IamError> {
+    pub async fn access_keys(&self, account: &str, user: &str) -> Result<Vec<AccessKey>, ServiceError> {
         self.identity(account, IdentityKind::User, user).await?;
         Ok(self
             .meta
@@ -345,12 +345,12 @@ impl Iam {
         user: &str,
         access_key_id: &str,
         status: &str,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         let status = match status {
             s if s.eq_ignore_ascii_case(ACTIVE) => ACTIVE,
             s if s.eq_ignore_ascii_case(INACTIVE) => INACTIVE,
             other => {
-                return Err(IamError::Invalid(format!(
+                return Err(ServiceError::Invalid(format!(
                     "Invalid status '{other}': use Active or Inactive"
                 )));
             }
@@ -373,7 +373,7 @@ impl Iam {
         account: &str,
         user: &str,
         access_key_id: &str,
-    ) -> Result<(), IamError> {
+    ) -> Result<(), ServiceError> {
         self.identity(account, IdentityKind::User, user).await?;
         if !self
             .meta
@@ -387,18 +387,18 @@ impl Iam {
     }
 }
 
-fn not_found(kind: IdentityKind, name: &str) -> IamError {
-    IamError::NotFound(format!("The {} {name} does not exist", kind.noun()))
+fn not_found(kind: IdentityKind, name: &str) -> ServiceError {
+    ServiceError::NotFound(format!("The {} {name} does not exist", kind.noun()))
 }
 
-fn key_not_found(user: &str, access_key_id: &str) -> IamError {
-    IamError::NotFound(format!(
+fn key_not_found(user: &str, access_key_id: &str) -> ServiceError {
+    ServiceError::NotFound(format!(
         "The access key {access_key_id} of user {user} does not exist"
     ))
 }
 
 /// Parses a policy document of `kind`; its message is the 400's.
-pub(crate) fn validate_policy(document: &str, kind: PolicyKind) -> Result<Policy, IamError> {
+pub(crate) fn validate_policy(document: &str, kind: PolicyKind) -> Result<Policy, ServiceError> {
     Policy::parse(document, kind)
-        .map_err(|e| IamError::Invalid(format!("Invalid policy document: {e}")))
+        .map_err(|e| ServiceError::MalformedPolicy(format!("Invalid policy document: {e}")))
 }

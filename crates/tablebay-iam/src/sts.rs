@@ -22,7 +22,7 @@ use crate::credentials::{ACCOUNT_ROOT, ACTIVE, INSTANCE_ROOT, ROLE, USER};
 use crate::names::{secret_key, session_token, temporary_key_id, token_digest};
 use crate::principals::{DEFAULT_ROLE_SESSION_SECS, validate_policy};
 use crate::service::parse_role_arn;
-use crate::{AccessContext, Iam, IamError, Resource, SessionName};
+use crate::{AccessContext, Iam, ServiceError, Resource, SessionName};
 
 /// Shortest session STS issues (15 minutes).
 pub const MIN_SESSION_SECS: i64 = 900;
@@ -119,7 +119,7 @@ impl Iam {
         caller: &Principal,
         duration_secs: Option<i64>,
         request_id: &str,
-    ) -> Result<IssuedSession, IamError> {
+    ) -> Result<IssuedSession, ServiceError> {
         if caller.session.is_some() {
             audit_denial(
                 caller,
@@ -128,7 +128,7 @@ impl Iam {
                 request_id,
                 "called with temporary credentials",
             );
-            return Err(IamError::Denied(
+            return Err(ServiceError::Denied(
                 "Cannot call GetSessionToken with session credentials".to_string(),
             ));
         }
@@ -161,17 +161,17 @@ impl Iam {
         caller: &Principal,
         request: &AssumeRoleRequest,
         cx: &AccessContext,
-    ) -> Result<IssuedSession, IamError> {
+    ) -> Result<IssuedSession, ServiceError> {
         let session_name = SessionName::parse(&request.session_name)?;
         let Some((account, role_name)) = parse_role_arn(&request.role_arn) else {
-            return Err(IamError::Invalid(format!(
+            return Err(ServiceError::Invalid(format!(
                 "Invalid RoleArn '{}'",
                 request.role_arn
             )));
         };
         let policy = match &request.policy {
             Some(document) if document.len() > MAX_SESSION_POLICY_BYTES => {
-                return Err(IamError::Invalid(format!(
+                return Err(ServiceError::Invalid(format!(
                     "The session policy is longer than {MAX_SESSION_POLICY_BYTES} characters"
                 )));
             }
@@ -184,7 +184,7 @@ impl Iam {
         let role = self.meta.principal(&account, ROLE, &role_name).await?;
         let role_arn = self.role_arn(&account, &role_name);
         let not_authorized = || {
-            IamError::Denied(format!(
+            ServiceError::Denied(format!(
                 "User: {} is not authorized to perform: sts:AssumeRole on resource: {role_arn}",
                 caller.arn
             ))
@@ -279,7 +279,7 @@ impl Iam {
         &self,
         caller: &Principal,
         table: &TableArn,
-    ) -> Result<IssuedSession, IamError> {
+    ) -> Result<IssuedSession, ServiceError> {
         let resource = Resource::Table(table.clone());
         let read = self
             .is_allowed(caller, Action::GetTableData, &resource)
@@ -296,7 +296,7 @@ impl Iam {
                 "-",
                 "vended credentials: the caller may neither read nor write the table's data",
             );
-            return Err(IamError::Denied(format!(
+            return Err(ServiceError::Denied(format!(
                 "User: {} is not authorized to perform: oss:GetTableData or oss:PutTableData on resource: {arn}",
                 caller.arn
             )));
@@ -325,7 +325,7 @@ impl Iam {
         .await
     }
 
-    async fn issue(&self, new: NewSession<'_>) -> Result<IssuedSession, IamError> {
+    async fn issue(&self, new: NewSession<'_>) -> Result<IssuedSession, ServiceError> {
         let now = Utc::now();
         // Sessions are short-lived rows; sweeping the expired ones here keeps the table small without a timer.
         if let Err(e) = self.meta.delete_expired_credentials(now).await {
@@ -367,11 +367,11 @@ fn stored_kind(kind: PrincipalKind) -> &'static str {
     }
 }
 
-fn check_duration(secs: i64, min: i64, max: i64) -> Result<i64, IamError> {
+fn check_duration(secs: i64, min: i64, max: i64) -> Result<i64, ServiceError> {
     if (min..=max).contains(&secs) {
         Ok(secs)
     } else {
-        Err(IamError::Invalid(format!(
+        Err(ServiceError::Invalid(format!(
             "The requested DurationSeconds {secs} is outside the allowed range: {min} to {max} seconds"
         )))
     }
@@ -379,13 +379,13 @@ fn check_duration(secs: i64, min: i64, max: i64) -> Result<i64, IamError> {
 
 /// The session policies stored for a session: one document, or a JSON list of documents (vended credentials of
 /// a session that had its own policy), parsed. Issued by the server, so one that does not parse denies.
-pub(crate) fn session_policies(stored: &str) -> Result<Vec<Policy>, IamError> {
+pub(crate) fn session_policies(stored: &str) -> Result<Vec<Policy>, ServiceError> {
     session_documents(stored)?
         .iter()
         .map(|document| {
             Policy::parse(document, PolicyKind::Session).map_err(|e| {
                 tracing::warn!(error = %e, "a stored session policy does not parse; denying");
-                IamError::Denied(format!(
+                ServiceError::Denied(format!(
                     "A policy that applies to this request is invalid: {e}"
                 ))
             })
@@ -394,11 +394,11 @@ pub(crate) fn session_policies(stored: &str) -> Result<Vec<Policy>, IamError> {
 }
 
 /// The documents of a stored session policy (see [`session_policies`]).
-fn session_documents(stored: &str) -> Result<Vec<String>, IamError> {
+fn session_documents(stored: &str) -> Result<Vec<String>, ServiceError> {
     if stored.trim_start().starts_with('[') {
         serde_json::from_str(stored).map_err(|e| {
             tracing::warn!(error = %e, "a stored session policy list does not parse; denying");
-            IamError::Denied("A policy that applies to this request is invalid".to_string())
+            ServiceError::Denied("A policy that applies to this request is invalid".to_string())
         })
     } else {
         Ok(vec![stored.to_string()])
@@ -406,13 +406,13 @@ fn session_documents(stored: &str) -> Result<Vec<String>, IamError> {
 }
 
 /// How several session documents are stored: the one document as is, more as a JSON list.
-fn store_session_documents(mut documents: Vec<String>) -> Result<String, IamError> {
+fn store_session_documents(mut documents: Vec<String>) -> Result<String, ServiceError> {
     if documents.len() == 1
         && let Some(one) = documents.pop()
     {
         return Ok(one);
     }
-    serde_json::to_string(&documents).map_err(|e| IamError::Internal(e.to_string()))
+    serde_json::to_string(&documents).map_err(|e| ServiceError::Internal(e.to_string()))
 }
 
 /// The session policy of vended credentials: the data actions on this one table, named in both ARN flavors so
@@ -467,7 +467,7 @@ mod tests {
         // What does not parse denies.
         for bad in ["[1]", "[\"nope\"]", "{", "[\"{\\\"Statement\\\":[]}\"]"] {
             assert!(
-                matches!(session_policies(bad), Err(IamError::Denied(_))),
+                matches!(session_policies(bad), Err(ServiceError::Denied(_))),
                 "{bad}"
             );
         }

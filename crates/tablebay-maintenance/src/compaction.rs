@@ -46,6 +46,12 @@ pub(crate) async fn compact(
             ));
             return Ok(outcome);
         }
+        Err(CompactionError::Unavailable(why)) => {
+            outcome.backed_off = Some(format!(
+                "a store was unavailable while compacting; retrying later ({why})"
+            ));
+            return Ok(outcome);
+        }
         Err(CompactionError::NotFound(m)) => return Err(MaintenanceError::NotFound(m)),
         Err(CompactionError::Invalid(m)) => return Err(MaintenanceError::Invalid(m)),
         Err(CompactionError::Internal(m)) => return Err(MaintenanceError::Unreadable(m)),

@@ -1,6 +1,6 @@
 //! The maintenance service's error type: one variant per outcome a caller (the admin endpoint) acts on.
 
-use tablebay_catalog::CatalogError;
+use tablebay_catalog::ServiceError;
 use tablebay_store::StoreError;
 
 /// What went wrong in a maintenance operation.
@@ -23,17 +23,17 @@ pub enum MaintenanceError {
     Unreadable(String),
     /// The catalog failed.
     #[error("catalog failure: {0}")]
-    Catalog(#[source] CatalogError),
+    Catalog(#[source] ServiceError),
     /// The store failed.
     #[error("storage failure")]
     Store(#[source] StoreError),
 }
 
-impl From<CatalogError> for MaintenanceError {
-    fn from(e: CatalogError) -> Self {
+impl From<ServiceError> for MaintenanceError {
+    fn from(e: ServiceError) -> Self {
         match e {
-            CatalogError::NotFound(m) => Self::NotFound(m),
-            CatalogError::Invalid(m) => Self::Invalid(m),
+            ServiceError::NotFound(m) => Self::NotFound(m),
+            ServiceError::Invalid(m) => Self::Invalid(m),
             other => Self::Catalog(other),
         }
     }

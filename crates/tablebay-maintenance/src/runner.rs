@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use tablebay_catalog::{
-    Catalog, CatalogError, MaintenanceJobType, MaintenanceStatus, Table, TableArn, TableRef,
+    Catalog, ServiceError, MaintenanceJobType, MaintenanceStatus, Table, TableArn, TableRef,
 };
 use tablebay_store::MetaStore;
 use tablebay_store::meta::JobRecord;
@@ -377,7 +377,7 @@ impl JobRunner {
         let loaded = match self.catalog.reload_iceberg_table(&table).await {
             Ok(loaded) => loaded,
             // A table created without a schema has nothing to maintain yet.
-            Err(CatalogError::NotFound(_))
+            Err(ServiceError::NotFound(_))
                 if self.catalog.table_by_id(arn.table_id).await?.is_some() =>
             {
                 let message = Some("the table has no Iceberg metadata yet".to_string());

@@ -122,6 +122,9 @@ pub enum ObjectError {
     /// Something failed inside the server; the details are logged, not shown.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The database or blob store cannot serve the request now; nothing changed (503, retry).
+    #[error("storage unavailable")]
+    Unavailable(#[source] StoreError),
     /// The store failed.
     #[error("storage failure")]
     Store(#[source] StoreError),
@@ -134,7 +137,14 @@ impl From<StoreError> for ObjectError {
             StoreError::Conflict(message) => Self::Conflict(message),
             StoreError::Integrity(message) => Self::Integrity(message),
             StoreError::Key(message) => Self::KeyUnavailable(message),
-            other => Self::Store(other),
+            StoreError::Unavailable { .. } => Self::Unavailable(err),
+            StoreError::NotFound
+            | StoreError::AlreadyExists(_)
+            | StoreError::Corrupt(_)
+            | StoreError::Database(_)
+            | StoreError::Migrate(_)
+            | StoreError::Blob(_)
+            | StoreError::Config(_) => Self::Store(err),
         }
     }
 }

@@ -64,7 +64,7 @@ impl BlobStore {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))?;
                 let fs = object_store::local::LocalFileSystem::new_with_prefix(dir)
-                    .map_err(StoreError::Blob)?;
+                    .map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))?;
                 Ok(Self {
                     inner: Arc::new(fs),
                     prefix: object_store::path::Path::default(),
@@ -96,7 +96,9 @@ impl BlobStore {
                         .with_access_key_id(id)
                         .with_secret_access_key(secret);
                 }
-                let s3 = builder.build().map_err(StoreError::Blob)?;
+                let s3 = builder
+                    .build()
+                    .map_err(|e| StoreError::Config(e.to_string()))?;
                 Ok(Self {
                     inner: Arc::new(s3),
                     prefix: object_store::path::Path::from(prefix.as_str()),
@@ -118,16 +120,16 @@ impl BlobStore {
         self.inner
             .put(&self.path(key), bytes.into())
             .await
-            .map_err(StoreError::Blob)?;
+            .map_err(StoreError::from)?;
         Ok(())
     }
 
     /// Reads the whole blob at `key`; `NotFound` if absent.
     pub async fn get(&self, key: &str) -> Result<Bytes, StoreError> {
         match self.inner.get(&self.path(key)).await {
-            Ok(result) => result.bytes().await.map_err(StoreError::Blob),
+            Ok(result) => result.bytes().await.map_err(StoreError::from),
             Err(object_store::Error::NotFound { .. }) => Err(StoreError::NotFound),
-            Err(e) => Err(StoreError::Blob(e)),
+            Err(e) => Err(StoreError::from(e)),
         }
     }
 
@@ -209,13 +211,13 @@ impl BlobStore {
         let result = match self.inner.get_opts(&self.path(key), options).await {
             Ok(result) => result,
             Err(object_store::Error::NotFound { .. }) => return Err(StoreError::NotFound),
-            Err(e) => return Err(StoreError::Blob(e)),
+            Err(e) => return Err(StoreError::from(e)),
         };
         match result.payload {
             // object_store reads local files 8 KiB per blocking task; large sequential reads want far bigger
             // chunks.
             GetResultPayload::File(file, _) => read_file(move || Ok(file), result.range).await,
-            GetResultPayload::Stream(stream) => Ok(stream.map_err(StoreError::Blob).boxed()),
+            GetResultPayload::Stream(stream) => Ok(stream.map_err(StoreError::from).boxed()),
         }
     }
 
@@ -240,7 +242,7 @@ impl BlobStore {
             match result {
                 Ok(_) => count += 1,
                 Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(StoreError::Blob(e)),
+                Err(e) => return Err(StoreError::from(e)),
             }
         }
         Ok(count)
@@ -250,7 +252,7 @@ impl BlobStore {
     pub async fn delete(&self, key: &str) -> Result<(), StoreError> {
         match self.inner.delete(&self.path(key)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(StoreError::Blob(e)),
+            Err(e) => Err(StoreError::from(e)),
         }
     }
 }
@@ -316,10 +318,10 @@ fn local_error(e: std::io::Error) -> StoreError {
     if e.kind() == std::io::ErrorKind::NotFound {
         return StoreError::NotFound;
     }
-    StoreError::Blob(object_store::Error::Generic {
-        store: "LocalFileSystem",
+    StoreError::Unavailable {
+        store: "blob store",
         source: Box::new(e),
-    })
+    }
 }
 
 /// Runs blocking file work on the blocking pool.
@@ -457,7 +459,7 @@ impl BlobWriter {
                 upload
                     .wait_for_capacity(MAX_PARTS_IN_FLIGHT)
                     .await
-                    .map_err(StoreError::Blob)?;
+                    .map_err(StoreError::from)?;
                 *written += bytes.len() as u64;
                 upload.put(bytes);
                 return Ok(());
@@ -473,7 +475,7 @@ impl BlobWriter {
                 .inner
                 .put_multipart(&self.path)
                 .await
-                .map_err(StoreError::Blob)?;
+                .map_err(StoreError::from)?;
             let mut upload = Box::new(WriteMultipart::new_with_chunk_size(upload, CHUNK_BYTES));
             for chunk in chunks {
                 upload.put(chunk);
@@ -493,7 +495,7 @@ impl BlobWriter {
             WriterState::Empty => (Vec::new(), 0),
             WriterState::Buffering(chunks, len) => (chunks, len),
             WriterState::Streaming(upload, written) => {
-                upload.finish().await.map_err(StoreError::Blob)?;
+                upload.finish().await.map_err(StoreError::from)?;
                 return Ok(written);
             }
         };
@@ -503,7 +505,7 @@ impl BlobWriter {
                 self.inner
                     .put(&self.path, PutPayload::from_iter(chunks))
                     .await
-                    .map_err(StoreError::Blob)?;
+                    .map_err(StoreError::from)?;
             }
         }
         Ok(len as u64)

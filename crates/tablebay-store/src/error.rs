@@ -2,8 +2,9 @@
 //!
 //! Database errors become a [`StoreError`] in exactly one place, the `From<sqlx::Error>` impl below: a unique
 //! violation is `AlreadyExists`; a foreign-key violation, a Postgres serialization failure or deadlock and a
-//! SQLite busy/locked error are `Conflict` (the caller may retry); everything else stays an opaque `Database`
-//! error. Statements whose constraint failures mean something more specific (an insert whose parent row is
+//! SQLite busy/locked error are `Conflict` (the caller may retry); a lost connection, an exhausted pool, a server
+//! shutting down or out of resources is `Unavailable` (the surfaces answer 503); everything else stays an opaque
+//! `Database` error. Blob-store errors are classified the same way, in `From<object_store::Error>`. Statements whose constraint failures mean something more specific (an insert whose parent row is
 //! gone is `NotFound`, not `Conflict`) refine this in `meta::codec::insert_error`.
 
 use sqlx::error::{DatabaseError, ErrorKind};
@@ -27,6 +28,17 @@ pub enum StoreError {
     /// Stored data could not be decoded (a bug or a hand-edited database).
     #[error("corrupt stored data: {0}")]
     Corrupt(String),
+    /// The database or the blob store cannot serve the request now (a lost connection, an exhausted pool, a
+    /// server shutting down or out of resources, an S3 store that kept failing): nothing was decided, and the
+    /// caller may retry. Every surface answers 503.
+    #[error("{store} unavailable")]
+    Unavailable {
+        /// Which store: `database` or `blob store`.
+        store: &'static str,
+        /// What the store or its client reported.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The database failed.
     #[error("database error")]
     Database(#[source] sqlx::Error),
@@ -51,6 +63,7 @@ pub enum StoreError {
 enum Class {
     AlreadyExists,
     Conflict,
+    Unavailable,
     Other,
 }
 
@@ -59,12 +72,45 @@ impl From<sqlx::Error> for StoreError {
         let (class, message) = match err.as_database_error() {
             Some(db) => (classify(db), db.message().to_owned()),
             None if matches!(err, sqlx::Error::RowNotFound) => return Self::NotFound,
+            None if is_connection_failure(&err) => (Class::Unavailable, String::new()),
             None => (Class::Other, String::new()),
         };
         match class {
             Class::AlreadyExists => Self::AlreadyExists(message),
             Class::Conflict => Self::Conflict(message),
+            Class::Unavailable => Self::Unavailable {
+                store: "database",
+                source: Box::new(err),
+            },
             Class::Other => Self::Database(err),
+        }
+    }
+}
+
+/// Errors of the database client that mean the server could not be reached or the connection was lost.
+fn is_connection_failure(err: &sqlx::Error) -> bool {
+    matches!(
+        err,
+        sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed
+    )
+}
+
+impl From<object_store::Error> for StoreError {
+    /// A missing blob is `NotFound`; `Generic` is what object_store reports for a request that failed after its
+    /// retries (connection refused, timeouts, 5xx) and for local I/O errors, so it is `Unavailable`; the rest
+    /// (refused credentials, bad configuration, precondition failures) stay `Blob`.
+    fn from(err: object_store::Error) -> Self {
+        match err {
+            object_store::Error::NotFound { .. } => Self::NotFound,
+            object_store::Error::Generic { .. } => Self::Unavailable {
+                store: "blob store",
+                source: Box::new(err),
+            },
+            other => Self::Blob(other),
         }
     }
 }
@@ -82,6 +128,12 @@ fn classify(db: &dyn DatabaseError) -> Class {
         if matches!(pg.code(), "40001" | "40P01") {
             return Class::Conflict;
         }
+        // Class 08 connection exception, class 53 insufficient resources (too many connections, disk full),
+        // 57P01-03 the server is shutting down, crashed or starting.
+        let code = pg.code();
+        if code.starts_with("08") || code.starts_with("53") || matches!(code, "57P01" | "57P02" | "57P03") {
+            return Class::Unavailable;
+        }
     } else if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
         // SQLITE_BUSY (5) and SQLITE_LOCKED (6) with their extended codes (BUSY_SNAPSHOT = 517, …): another
         // writer held the lock past the busy timeout (reference/rust-stack.md, trap T13).
@@ -91,6 +143,10 @@ fn classify(db: &dyn DatabaseError) -> Class {
             .map(|code| code & 0xff);
         if matches!(primary, Some(5 | 6)) {
             return Class::Conflict;
+        }
+        // SQLITE_IOERR (10), SQLITE_FULL (13), SQLITE_CANTOPEN (14): the disk under the database failed.
+        if matches!(primary, Some(10 | 13 | 14)) {
+            return Class::Unavailable;
         }
     }
     Class::Other

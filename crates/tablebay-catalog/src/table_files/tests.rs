@@ -223,26 +223,26 @@ async fn reads_writes_and_deletes_outside_the_storage_are_refused() {
     let files = catalog.table_files(mine);
     assert!(matches!(
         files.size(&secret).await,
-        Err(CatalogError::Invalid(_))
+        Err(ServiceError::Invalid(_))
     ));
     assert!(matches!(
         files.read(&secret).await,
-        Err(CatalogError::Invalid(_))
+        Err(ServiceError::Invalid(_))
     ));
     assert!(matches!(
         files.read_range(&secret, 0..4).await,
-        Err(CatalogError::Invalid(_))
+        Err(ServiceError::Invalid(_))
     ));
     assert!(matches!(
         files.delete(&secret).await,
-        Err(CatalogError::Invalid(_))
+        Err(ServiceError::Invalid(_))
     ));
     let body: tablebay_objects::ByteStream = Box::pin(futures::stream::once(async {
         Ok::<_, tablebay_objects::BodyError>(Bytes::from_static(b"x"))
     }));
     assert!(matches!(
         files.write(&secret, body).await,
-        Err(CatalogError::Invalid(_))
+        Err(ServiceError::Invalid(_))
     ));
     assert!(matches!(
         files
@@ -290,7 +290,7 @@ async fn a_metadata_location_outside_the_tables_storage_is_refused() {
             )
             .await;
         match refused {
-            Err(CatalogError::Invalid(m)) => assert!(m.contains("outside"), "{m}"),
+            Err(ServiceError::Invalid(m)) => assert!(m.contains("outside"), "{m}"),
             other => panic!("{location}: {other:?}"),
         }
     }
@@ -420,7 +420,7 @@ async fn commits_cannot_name_files_outside_the_table() {
         )
         .await;
     assert!(
-        matches!(refused, Err(CatalogError::Invalid(_))),
+        matches!(refused, Err(ServiceError::Invalid(_))),
         "{refused:?}"
     );
     let staged = env
@@ -431,7 +431,7 @@ async fn commits_cannot_name_files_outside_the_table() {
         )
         .await;
     assert!(
-        matches!(staged, Err(CatalogError::Invalid(_))),
+        matches!(staged, Err(ServiceError::Invalid(_))),
         "{staged:?}"
     );
 }
@@ -464,7 +464,7 @@ async fn a_pointer_planted_outside_the_storage_is_never_followed() {
         .load_iceberg_table(&TableRef::Arn(mine.table.arn.clone()))
         .await;
     match loaded {
-        Err(CatalogError::Invalid(m)) => assert!(m.contains("outside"), "{m}"),
+        Err(ServiceError::Invalid(m)) => assert!(m.contains("outside"), "{m}"),
         other => panic!("the planted pointer was followed: {other:?}"),
     }
     // Nor does a commit on it read (or rewrite) the victim's metadata.
@@ -510,7 +510,7 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
         )
         .await;
     assert!(
-        matches!(refused, Err(CatalogError::AlreadyExists(_))),
+        matches!(refused, Err(ServiceError::AlreadyExists(_))),
         "{refused:?}"
     );
     let victim = create(&env, &env.their_namespace, "victim").await;
@@ -524,7 +524,7 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
         )
         .await;
     assert!(
-        matches!(refused, Err(CatalogError::Denied(_))),
+        matches!(refused, Err(ServiceError::Denied(_))),
         "{refused:?}"
     );
     // Another account's table dropped without purge: its storage is still that account's.
@@ -543,7 +543,7 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
         )
         .await;
     assert!(
-        matches!(refused, Err(CatalogError::Denied(_))),
+        matches!(refused, Err(ServiceError::Denied(_))),
         "{refused:?}"
     );
     // Nor can a staged create's commit take it with set-location.
@@ -584,7 +584,7 @@ async fn register_adopts_only_unowned_storage_of_the_same_account() {
         .register_iceberg_table(&env.namespace, &name("nobody"), &nobody, &env.mine)
         .await;
     assert!(
-        matches!(refused, Err(CatalogError::Invalid(_))),
+        matches!(refused, Err(ServiceError::Invalid(_))),
         "{refused:?}"
     );
     // Its own account registers it again: the table gets its storage back, id and all.
@@ -662,7 +662,7 @@ async fn another_accounts_caller_adopts_only_storage_of_the_destination_bucket()
         )
         .await;
     assert!(
-        matches!(refused, Err(CatalogError::Denied(_))),
+        matches!(refused, Err(ServiceError::Denied(_))),
         "{refused:?}"
     );
     // The account itself may move its dropped table's storage to another of its buckets.

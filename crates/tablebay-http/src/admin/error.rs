@@ -5,8 +5,7 @@
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use tablebay_auth::AuthError;
-use tablebay_catalog::CatalogError;
-use tablebay_iam::IamError;
+use tablebay_catalog::ServiceError;
 use tablebay_maintenance::MaintenanceError;
 
 use crate::pipeline::{PipelineError, WireError};
@@ -51,25 +50,22 @@ impl AdminError {
     }
 }
 
-impl From<IamError> for AdminError {
-    fn from(e: IamError) -> Self {
+impl From<ServiceError> for AdminError {
+    fn from(e: ServiceError) -> Self {
         match e {
-            IamError::Invalid(m) => Self::BadRequest(m),
-            IamError::NotFound(m) => Self::NotFound(m),
-            IamError::AlreadyExists(m) | IamError::Conflict(m) => Self::Conflict(m),
-            IamError::Denied(m) => Self::Forbidden(m),
-            IamError::Internal(m) => Self::Internal(m),
-            IamError::Store(source) => Self::Internal(format!(
+            ServiceError::Invalid(m) | ServiceError::MalformedPolicy(m) => Self::BadRequest(m),
+            ServiceError::NotFound(m) => Self::NotFound(m),
+            ServiceError::AlreadyExists(m) | ServiceError::Conflict(m) => Self::Conflict(m),
+            ServiceError::Denied(m) => Self::Forbidden(m),
+            ServiceError::Internal(m) => Self::Internal(m),
+            ServiceError::Unavailable(source) => {
+                Self::Unavailable(ServiceError::retry_message(&source))
+            }
+            ServiceError::Store(source) => Self::Internal(format!(
                 "{source}: {:?}",
                 std::error::Error::source(&source)
             )),
         }
-    }
-}
-
-impl From<CatalogError> for AdminError {
-    fn from(e: CatalogError) -> Self {
-        IamError::from(e).into()
     }
 }
 
@@ -83,10 +79,7 @@ impl From<MaintenanceError> for AdminError {
             MaintenanceError::Unavailable(_) => Self::Unavailable(message),
             MaintenanceError::Unreadable(_) => Self::Internal(message),
             MaintenanceError::Catalog(source) => source.into(),
-            MaintenanceError::Store(source) => Self::Internal(format!(
-                "{source}: {:?}",
-                std::error::Error::source(&source)
-            )),
+            MaintenanceError::Store(source) => ServiceError::from(source).into(),
         }
     }
 }

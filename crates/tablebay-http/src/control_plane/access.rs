@@ -9,7 +9,7 @@
 //! account's roots.
 
 use tablebay_catalog::{
-    BucketArn, BucketName, CatalogError, NamespaceName, ResourceArn, TableArn, TableName, TableRef,
+    BucketArn, BucketName, ServiceError, NamespaceName, ResourceArn, TableArn, TableName, TableRef,
 };
 use tablebay_iam::Resource;
 use tablebay_policy::Action;
@@ -230,7 +230,7 @@ async fn on_table(
             *table = Some(Ok(TableRef::Arn(found.arn.clone())));
             Resource::table(&found)
         }
-        Err(CatalogError::NotFound(message)) => {
+        Err(ServiceError::NotFound(message)) => {
             *table = Some(Err(ControlPlaneError::NotFound(message)));
             Resource::AnyTable(bucket)
         }

@@ -5,8 +5,7 @@
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use tablebay_auth::AuthError;
-use tablebay_catalog::CatalogError;
-use tablebay_iam::IamError;
+use tablebay_catalog::ServiceError;
 
 use crate::pipeline::{PipelineError, WireError};
 
@@ -62,31 +61,18 @@ impl ControlPlaneError {
     }
 }
 
-impl From<CatalogError> for ControlPlaneError {
-    fn from(e: CatalogError) -> Self {
+impl From<ServiceError> for ControlPlaneError {
+    fn from(e: ServiceError) -> Self {
         match e {
-            CatalogError::Invalid(msg) => Self::BadRequest(msg),
-            CatalogError::NotFound(msg) => Self::NotFound(msg),
-            CatalogError::AlreadyExists(msg) | CatalogError::Conflict(msg) => Self::Conflict(msg),
-            CatalogError::Denied(msg) => Self::AccessDenied(msg),
-            CatalogError::Internal(msg) => Self::Internal(msg),
-            CatalogError::Store(source) => Self::Internal(format!(
-                "{source}: {:?}",
-                std::error::Error::source(&source)
-            )),
-        }
-    }
-}
-
-impl From<IamError> for ControlPlaneError {
-    fn from(e: IamError) -> Self {
-        match e {
-            IamError::Invalid(msg) => Self::BadRequest(msg),
-            IamError::NotFound(msg) => Self::NotFound(msg),
-            IamError::AlreadyExists(msg) | IamError::Conflict(msg) => Self::Conflict(msg),
-            IamError::Denied(msg) => Self::AccessDenied(msg),
-            IamError::Internal(msg) => Self::Internal(msg),
-            IamError::Store(source) => Self::Internal(format!(
+            ServiceError::Invalid(msg) | ServiceError::MalformedPolicy(msg) => Self::BadRequest(msg),
+            ServiceError::NotFound(msg) => Self::NotFound(msg),
+            ServiceError::AlreadyExists(msg) | ServiceError::Conflict(msg) => Self::Conflict(msg),
+            ServiceError::Denied(msg) => Self::AccessDenied(msg),
+            ServiceError::Internal(msg) => Self::Internal(msg),
+            ServiceError::Unavailable(source) => {
+                Self::Unavailable(ServiceError::retry_message(&source))
+            }
+            ServiceError::Store(source) => Self::Internal(format!(
                 "{source}: {:?}",
                 std::error::Error::source(&source)
             )),

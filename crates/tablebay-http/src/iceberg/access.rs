@@ -5,7 +5,7 @@
 //! `<bucket>/table/*`, and the handler answers its own 404 without looking again). Views, which the guide does
 //! not list, need the table action of the same shape.
 
-use tablebay_catalog::{BucketArn, CatalogError, NamespaceName, Table, TableName};
+use tablebay_catalog::{BucketArn, ServiceError, NamespaceName, Table, TableName};
 use tablebay_iam::Resource;
 use tablebay_policy::{Action, IcebergOperation, iceberg_operation_actions};
 
@@ -209,7 +209,7 @@ async fn lookup(
         .await
     {
         Ok(table) => Ok(Some(table)),
-        Err(CatalogError::NotFound(_)) => Ok(None),
+        Err(ServiceError::NotFound(_)) => Ok(None),
         Err(e) => Err(e.into()),
     }
 }

@@ -65,7 +65,7 @@ impl Reply {
     /// 200 with a JSON body.
     pub(crate) fn json<T: Serialize>(value: &T) -> Result<Self, IcebergError> {
         let body = serde_json::to_vec(value).map_err(|e| {
-            IcebergError::from(tablebay_catalog::CatalogError::Internal(e.to_string()))
+            IcebergError::from(tablebay_catalog::ServiceError::Internal(e.to_string()))
         })?;
         Ok(Self {
             status: StatusCode::OK,
@@ -139,7 +139,7 @@ impl Lookups for Context<'_> {
     async fn bucket(&self, prefix: &str) -> Result<TableBucket, IcebergError> {
         let arn = self.bucket_arn(prefix)?;
         self.app.catalog.bucket(&arn).await.map_err(|e| match e {
-            tablebay_catalog::CatalogError::NotFound(_) => IcebergError::no_such_warehouse(prefix),
+            tablebay_catalog::ServiceError::NotFound(_) => IcebergError::no_such_warehouse(prefix),
             other => other.into(),
         })
     }

@@ -9,8 +9,7 @@
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
 use tablebay_auth::AuthError;
-use tablebay_catalog::{CatalogError, CommitError};
-use tablebay_iam::IamError;
+use tablebay_catalog::{CommitError, ServiceError};
 
 use super::router::Ident;
 use crate::pipeline::{PipelineError, WireError};
@@ -111,6 +110,11 @@ impl IcebergError {
         )
     }
 
+    /// 503 ServiceUnavailableException: a store could not be reached and nothing changed; retry.
+    pub(crate) fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailableException", message)
+    }
+
     /// 409 AlreadyExistsException.
     pub(crate) fn already_exists(message: impl Into<String>) -> Self {
         Self::new(StatusCode::CONFLICT, "AlreadyExistsException", message)
@@ -152,11 +156,7 @@ impl IcebergError {
                 );
             }
             AuthError::Unavailable => {
-                return Self::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "ServiceUnavailableException",
-                    "The credential store is unavailable; retry",
-                );
+                return Self::unavailable("The credential store is unavailable; retry");
             }
         };
         Self::forbidden(message)
@@ -169,11 +169,7 @@ impl IcebergError {
             AuthError::UnknownAccessKey => "The bearer token's access key is not known".to_string(),
             AuthError::ExpiredSessionToken => "The bearer token's session has expired".to_string(),
             AuthError::Unavailable => {
-                return Self::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "ServiceUnavailableException",
-                    "The credential store is unavailable; retry",
-                );
+                return Self::unavailable("The credential store is unavailable; retry");
             }
             AuthError::InvalidSessionToken
             | AuthError::Missing
@@ -186,45 +182,59 @@ impl IcebergError {
     }
 
     /// A catalog error raised while acting on a namespace.
-    pub(crate) fn for_namespace(e: CatalogError, namespace: &str) -> Self {
+    pub(crate) fn for_namespace(e: ServiceError, namespace: &str) -> Self {
         match e {
-            CatalogError::NotFound(_) => Self::no_such_namespace(namespace),
-            CatalogError::AlreadyExists(_) => {
+            ServiceError::NotFound(_) => Self::no_such_namespace(namespace),
+            ServiceError::AlreadyExists(_) => {
                 Self::already_exists(format!("Namespace already exists: {namespace}"))
             }
-            CatalogError::Conflict(_) => Self::new(
+            ServiceError::Conflict(_) => Self::new(
                 StatusCode::CONFLICT,
                 "NamespaceNotEmptyException",
                 format!("Namespace {namespace} is not empty"),
             ),
-            other => Self::from(other),
+            other @ (ServiceError::Invalid(_)
+            | ServiceError::MalformedPolicy(_)
+            | ServiceError::Denied(_)
+            | ServiceError::Internal(_)
+            | ServiceError::Unavailable(_)
+            | ServiceError::Store(_)) => Self::from(other),
         }
     }
 
     /// A catalog error raised while acting on a table (a missing namespace is a missing table: trap 3).
-    pub(crate) fn for_table(e: CatalogError, table: &Ident) -> Self {
+    pub(crate) fn for_table(e: ServiceError, table: &Ident) -> Self {
         match e {
-            CatalogError::NotFound(_) => Self::no_such_table(table),
-            CatalogError::AlreadyExists(_) => {
+            ServiceError::NotFound(_) => Self::no_such_table(table),
+            ServiceError::AlreadyExists(_) => {
                 Self::already_exists(format!("Table already exists: {table}"))
             }
-            CatalogError::Conflict(message) => {
+            ServiceError::Conflict(message) => {
                 Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
             }
-            other => Self::from(other),
+            other @ (ServiceError::Invalid(_)
+            | ServiceError::MalformedPolicy(_)
+            | ServiceError::Denied(_)
+            | ServiceError::Internal(_)
+            | ServiceError::Unavailable(_)
+            | ServiceError::Store(_)) => Self::from(other),
         }
     }
 
     /// A catalog error raised while acting on a view.
-    pub(crate) fn for_view(e: CatalogError, view: &Ident) -> Self {
+    pub(crate) fn for_view(e: ServiceError, view: &Ident) -> Self {
         match e {
-            CatalogError::NotFound(_) => Self::no_such_view(view),
-            CatalogError::AlreadyExists(message) => Self::already_exists(message),
-            CatalogError::Conflict(message) => {
+            ServiceError::NotFound(_) => Self::no_such_view(view),
+            ServiceError::AlreadyExists(message) => Self::already_exists(message),
+            ServiceError::Conflict(message) => {
                 Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
             }
-            CatalogError::Invalid(message) => Self::illegal_argument(message),
-            other => Self::from(other),
+            ServiceError::Invalid(message) => Self::illegal_argument(message),
+            other @ (ServiceError::MalformedPolicy(_)
+            | ServiceError::Denied(_)
+            | ServiceError::Internal(_)
+            | ServiceError::Unavailable(_)
+            | ServiceError::Store(_)) => Self::from(other),
         }
     }
 
@@ -255,49 +265,27 @@ impl IcebergError {
     }
 }
 
-impl From<CatalogError> for IcebergError {
-    fn from(e: CatalogError) -> Self {
+impl From<ServiceError> for IcebergError {
+    fn from(e: ServiceError) -> Self {
         match e {
-            CatalogError::Invalid(message) => Self::bad_request(message),
-            CatalogError::NotFound(message) => {
+            ServiceError::Invalid(message) | ServiceError::MalformedPolicy(message) => {
+                Self::bad_request(message)
+            }
+            ServiceError::NotFound(message) => {
                 Self::new(StatusCode::NOT_FOUND, "NotFoundException", message)
             }
-            CatalogError::AlreadyExists(message) => Self::already_exists(message),
-            CatalogError::Conflict(message) => {
+            ServiceError::AlreadyExists(message) => Self::already_exists(message),
+            ServiceError::Conflict(message) => {
                 Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
             }
-            CatalogError::Denied(message) => Self::forbidden(message),
-            CatalogError::Internal(detail) => Self::internal(
+            ServiceError::Denied(message) => Self::forbidden(message),
+            ServiceError::Internal(detail) => Self::internal(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "InternalServerError",
                 detail,
             ),
-            CatalogError::Store(source) => Self::internal(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "InternalServerError",
-                format!("{source}: {:?}", std::error::Error::source(&source)),
-            ),
-        }
-    }
-}
-
-impl From<IamError> for IcebergError {
-    fn from(e: IamError) -> Self {
-        match e {
-            IamError::Invalid(message) => Self::bad_request(message),
-            IamError::NotFound(message) => {
-                Self::new(StatusCode::NOT_FOUND, "NotFoundException", message)
-            }
-            IamError::AlreadyExists(message) | IamError::Conflict(message) => {
-                Self::new(StatusCode::CONFLICT, "AlreadyExistsException", message)
-            }
-            IamError::Denied(message) => Self::forbidden(message),
-            IamError::Internal(detail) => Self::internal(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "InternalServerError",
-                detail,
-            ),
-            IamError::Store(source) => Self::internal(
+            ServiceError::Unavailable(source) => Self::unavailable(ServiceError::retry_message(&source)),
+            ServiceError::Store(source) => Self::internal(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "InternalServerError",
                 format!("{source}: {:?}", std::error::Error::source(&source)),
@@ -314,11 +302,7 @@ impl From<PipelineError> for IcebergError {
             PipelineError::BodyTooLarge { .. } | PipelineError::BodyUnreadable(_) => {
                 Self::bad_request(e.to_string())
             }
-            PipelineError::Busy => Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "ServiceUnavailableException",
-                e.to_string(),
-            ),
+            PipelineError::Busy => Self::unavailable(e.to_string()),
         }
     }
 }

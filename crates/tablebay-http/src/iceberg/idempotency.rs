@@ -14,7 +14,7 @@ use bytes::Bytes;
 use http::StatusCode;
 use http::request::Parts;
 use sha2::{Digest, Sha256};
-use tablebay_catalog::{CatalogError, IcebergTable, RememberedCommit, RememberedReply};
+use tablebay_catalog::{ServiceError, IcebergTable, RememberedCommit, RememberedReply};
 
 use super::context::Reply;
 use super::error::IcebergError;
@@ -145,7 +145,7 @@ pub(super) fn with_commit<'a>(
         key,
         fingerprint: Fingerprint::of(cx).encode(),
         answer: Box::new(move |tables| {
-            let reply = answer(tables).map_err(|e| CatalogError::Internal(format!("{e:?}")))?;
+            let reply = answer(tables).map_err(|e| ServiceError::Internal(format!("{e:?}")))?;
             Ok((reply.status.as_u16(), stored_body(&reply)))
         }),
     }

@@ -115,7 +115,7 @@ impl Vended {
 }
 
 fn internal(detail: String) -> IcebergError {
-    IcebergError::from(tablebay_catalog::CatalogError::Internal(detail))
+    IcebergError::from(tablebay_catalog::ServiceError::Internal(detail))
 }
 
 /// The metadata with only the snapshots that a branch or tag references (`snapshots=refs`).
@@ -399,7 +399,7 @@ pub(super) async fn register(
         .register_iceberg_table(&resolved, &name, &req.metadata_location, &ctx.account)
         .await
         .map_err(|e| match e {
-            tablebay_catalog::CatalogError::AlreadyExists(message) => {
+            tablebay_catalog::ServiceError::AlreadyExists(message) => {
                 IcebergError::already_exists(message)
             }
             other => IcebergError::for_table(other, &ident),
@@ -439,7 +439,7 @@ pub(super) async fn rename(
         )
         .await
         .map_err(|e| match e {
-            tablebay_catalog::CatalogError::NotFound(_) => IcebergError::no_such_table(source),
+            tablebay_catalog::ServiceError::NotFound(_) => IcebergError::no_such_table(source),
             other => IcebergError::for_table(other, destination),
         })?;
     Ok(Reply::no_content())

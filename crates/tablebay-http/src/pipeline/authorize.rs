@@ -3,7 +3,7 @@
 //! first denial ends the request.
 
 use tablebay_catalog::{NamespaceName, TableName};
-use tablebay_iam::{AdminScope, IamError, Resource};
+use tablebay_iam::{AdminScope, ServiceError, Resource};
 use tablebay_policy::Action;
 
 use super::Context;
@@ -55,7 +55,7 @@ pub(super) async fn authorize(
     cx: &Context<'_>,
     operation: &str,
     needs: &[Need],
-) -> Result<(), IamError> {
+) -> Result<(), ServiceError> {
     for need in needs {
         match need {
             Need::Actions(actions, resource) => {

@@ -28,7 +28,7 @@ use http::request::Parts;
 use http::{HeaderName, HeaderValue, StatusCode};
 use tablebay_auth::{AuthError, Principal};
 use tablebay_catalog::AccountId;
-use tablebay_iam::{AccessContext, IamError};
+use tablebay_iam::{AccessContext, ServiceError};
 
 pub(crate) use authenticate::{Schemes, long_term_key, lookup};
 pub(crate) use authorize::{Need, in_namespace, naming_table};
@@ -61,7 +61,7 @@ pub(crate) enum PipelineError {
 }
 
 /// An error a surface answers with: its status for logs and metrics, and its wire form.
-pub(crate) trait WireError: From<PipelineError> + From<IamError> + Send {
+pub(crate) trait WireError: From<PipelineError> + From<ServiceError> + Send {
     /// The HTTP status.
     fn status(&self) -> StatusCode;
     /// The error's wire type name (logs).
@@ -195,7 +195,7 @@ async fn run<S: Surface>(
     let endpoint = surface.parse(parts, body.clone())?;
     outcome.operation = S::operation(&endpoint);
     let account = AccountId::parse(&principal.account_id).map_err(|e| {
-        S::Error::from(IamError::Internal(format!(
+        S::Error::from(ServiceError::Internal(format!(
             "a principal's account id is invalid: {e}"
         )))
     })?;

@@ -17,7 +17,7 @@ use s3s::host::{S3Host, VirtualHost};
 use s3s::{S3Error, S3ErrorCode, S3Result};
 use tablebay_auth::{AuthError, Principal};
 use tablebay_catalog::{Catalog, TableStorage};
-use tablebay_iam::{AccessContext, Iam, IamError, Resource};
+use tablebay_iam::{AccessContext, Iam, ServiceError, Resource};
 use tablebay_objects::TableLocation;
 use tablebay_policy::Action;
 
@@ -120,7 +120,7 @@ pub(crate) async fn authorize(
         .await
     {
         Ok(()) => Ok(()),
-        Err(IamError::Denied(message)) => {
+        Err(ServiceError::Denied(message)) => {
             Err(S3Error::with_message(S3ErrorCode::AccessDenied, message))
         }
         Err(e) => {

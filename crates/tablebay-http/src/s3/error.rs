@@ -5,7 +5,7 @@
 
 use http::StatusCode;
 use s3s::{S3Error, S3ErrorCode};
-use tablebay_catalog::CatalogError;
+use tablebay_catalog::ServiceError;
 use tablebay_objects::{ObjectEncryption, ObjectError, RequestedEncryption};
 
 use super::chunked::MISSING_FINAL_CHUNK;
@@ -18,18 +18,22 @@ pub(crate) fn s3_error(err: ObjectError, request: Option<&RequestContext>) -> S3
     with_request_id(object_error(err), request)
 }
 
-/// A failure to resolve a bucket to its table (`CatalogError`) → `S3Error`, with the request's id.
-pub(crate) fn catalog_error(err: CatalogError, request: Option<&RequestContext>) -> S3Error {
+/// A failure to resolve a bucket to its table (`ServiceError`) → `S3Error`, with the request's id.
+pub(crate) fn catalog_error(err: ServiceError, request: Option<&RequestContext>) -> S3Error {
     let message = err.to_string();
     let out = match err {
-        CatalogError::NotFound(_) => return no_such_bucket(request),
-        CatalogError::Invalid(_) => S3Error::with_message(S3ErrorCode::InvalidArgument, message),
-        CatalogError::Denied(_) => S3Error::with_message(S3ErrorCode::AccessDenied, message),
-        CatalogError::Conflict(_) | CatalogError::AlreadyExists(_) => {
+        ServiceError::NotFound(_) => return no_such_bucket(request),
+        ServiceError::Invalid(_) => S3Error::with_message(S3ErrorCode::InvalidArgument, message),
+        ServiceError::MalformedPolicy(_) => {
+            S3Error::with_message(S3ErrorCode::MalformedPolicy, message)
+        }
+        ServiceError::Denied(_) => S3Error::with_message(S3ErrorCode::AccessDenied, message),
+        ServiceError::Conflict(_) | ServiceError::AlreadyExists(_) => {
             S3Error::with_message(S3ErrorCode::OperationAborted, message)
         }
-        CatalogError::Internal(_) => internal(&message),
-        CatalogError::Store(source) => internal(&err_chain(&message, Some(&source))),
+        ServiceError::Internal(_) => internal(&message),
+        ServiceError::Unavailable(source) => unavailable(ServiceError::retry_message(&source)),
+        ServiceError::Store(source) => internal(&err_chain(&message, Some(&source))),
     };
     with_request_id(out, request)
 }
@@ -189,6 +193,7 @@ fn object_error(err: ObjectError) -> S3Error {
             out
         }
         ObjectError::Internal(_) => internal(&err.to_string()),
+        ObjectError::Unavailable(ref source) => unavailable(ServiceError::retry_message(source)),
         ObjectError::Store(ref source) => internal(&err_chain(&err.to_string(), Some(source))),
     }
 }
@@ -218,6 +223,11 @@ fn encryption_refusal(requested: &RequestedEncryption, table: &ObjectEncryption)
 fn stored_data_error(message: String) -> S3Error {
     tracing::error!(error = %message, "s3 request failed");
     S3Error::with_message(S3ErrorCode::InternalError, message)
+}
+
+/// 503 ServiceUnavailable: a store could not be reached and nothing changed; S3 clients retry it.
+fn unavailable(message: String) -> S3Error {
+    S3Error::with_message(S3ErrorCode::ServiceUnavailable, message)
 }
 
 /// An internal error: logged with an id; the client sees only the id.
@@ -387,11 +397,11 @@ mod tests {
             }
         }
         for (err, code, status) in [
-            (CatalogError::NotFound("x".into()), "NoSuchBucket", 404),
-            (CatalogError::Denied("x".into()), "AccessDenied", 403),
-            (CatalogError::Invalid("x".into()), "InvalidArgument", 400),
+            (ServiceError::NotFound("x".into()), "NoSuchBucket", 404),
+            (ServiceError::Denied("x".into()), "AccessDenied", 403),
+            (ServiceError::Invalid("x".into()), "InvalidArgument", 400),
             (
-                CatalogError::Internal("secret".into()),
+                ServiceError::Internal("secret".into()),
                 "InternalError",
                 500,
             ),

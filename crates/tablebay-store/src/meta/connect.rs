@@ -110,6 +110,9 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
 ];
 
+/// How long a PostgreSQL query waits for a pooled connection (while the server is down: for a new one).
+const POSTGRES_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Opens the store at `url`, see [`MetaStore::connect`].
 pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {
     sqlx::any::install_default_drivers();
@@ -152,7 +155,14 @@ pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {
                 .connect(&url)
                 .await?
         }
-        Backend::Postgres => options.connect(&url).await?,
+        // A request waits this long for a connection before it is answered 503: long enough to ride out a
+        // burst, short enough that clients retry a database outage rather than hang (sqlx's default is 30 s).
+        Backend::Postgres => {
+            options
+                .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
+                .connect(&url)
+                .await?
+        }
     };
     migrator(backend)
         .run(&pool)

@@ -92,6 +92,21 @@ pub async fn send_with_headers(
     body: &[u8],
     headers: &[(&str, &str)],
 ) -> (u16, String) {
+    let response = respond(server, creds, method, surface, path, body, headers).await;
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+/// Sends a request signed by `creds` with extra headers; the whole answer, headers included.
+pub async fn respond(
+    server: &TestServer,
+    creds: &impl Signer,
+    method: Method,
+    surface: Surface,
+    path: &str,
+    body: &[u8],
+    headers: &[(&str, &str)],
+) -> reqwest::Response {
     let (base, service) = match surface {
         Tables => (&server.tables_url, "s3tables"),
         Iceberg => (&server.tables_url, "osstables"),
@@ -120,9 +135,7 @@ pub async fn send_with_headers(
         time: chrono::Utc::now(),
     };
     tablebay_auth::signer::sign_with(&mut parts, body, &params).unwrap();
-    let response = server.send_parts(parts, body).await;
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap())
+    server.send_parts(parts, body).await
 }
 
 /// A JSON request that must succeed; the parsed answer (Null when empty, a string when not JSON). A string body

@@ -19,6 +19,7 @@ mod iceberg_server;
 mod idempotency;
 mod identity;
 mod maintenance;
+mod outages;
 mod s3;
 mod security_confinement;
 mod security_iam;

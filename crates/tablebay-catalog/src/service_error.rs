@@ -1,14 +1,20 @@
-//! The catalog's error type: one variant per outcome a caller acts on. Each surface maps it to its wire format.
+//! The domain services' one error type (the catalog's and the IAM service's): one variant per outcome a caller acts
+//! on. Each surface maps it to its wire format with an exhaustive match, so the same outcome has the same status on
+//! every surface.
 
 use tablebay_objects::ObjectError;
 use tablebay_store::StoreError;
 
-/// What went wrong in a catalog operation.
+/// What went wrong in a catalog or IAM operation.
 #[derive(Debug, thiserror::Error)]
-pub enum CatalogError {
+pub enum ServiceError {
     /// Input that breaks a naming rule, a range, an enum or a format.
     #[error("{0}")]
     Invalid(String),
+    /// A policy document (resource, identity, trust or session policy) that is not valid JSON or breaks the
+    /// policy grammar; nothing was stored.
+    #[error("{0}")]
+    MalformedPolicy(String),
     /// The bucket, namespace, table, policy or setting does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -24,31 +30,50 @@ pub enum CatalogError {
     /// Something failed inside the server; the details are logged, not shown.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The database or blob store cannot serve the request now; nothing was decided, and the caller may retry
+    /// (503 on every surface).
+    #[error("storage unavailable")]
+    Unavailable(#[source] StoreError),
     /// The store failed.
     #[error("storage failure")]
     Store(#[source] StoreError),
 }
 
-impl CatalogError {
-    /// Shorthand for [`CatalogError::Invalid`].
+impl ServiceError {
+    /// What a surface answers with its 503 for [`ServiceError::Unavailable`] (and the object service's): which
+    /// store could not be reached, never the detail, which is logged here once.
+    pub fn retry_message(source: &StoreError) -> String {
+        tracing::warn!(error = %source, detail = ?std::error::Error::source(source), "store unavailable");
+        format!("The service is unavailable ({source}); retry")
+    }
+
+    /// Shorthand for [`ServiceError::Invalid`].
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::Invalid(message.into())
     }
 
     /// Maps a store error, naming what was being looked for when it is a not-found or an already-exists.
-    pub(crate) fn from_store(err: StoreError, what: impl FnOnce() -> String) -> Self {
+    pub fn from_store(err: StoreError, what: impl FnOnce() -> String) -> Self {
         match err {
             StoreError::NotFound => Self::NotFound(format!("{} does not exist", what())),
             StoreError::AlreadyExists(_) => {
                 Self::AlreadyExists(format!("{} already exists", what()))
             }
             StoreError::Conflict(msg) => Self::Conflict(msg),
-            other => Self::Store(other),
+            StoreError::Unavailable { .. } => Self::Unavailable(err),
+            StoreError::PreconditionFailed(_)
+            | StoreError::Corrupt(_)
+            | StoreError::Database(_)
+            | StoreError::Migrate(_)
+            | StoreError::Blob(_)
+            | StoreError::Integrity(_)
+            | StoreError::Key(_)
+            | StoreError::Config(_) => Self::Store(err),
         }
     }
 }
 
-impl From<StoreError> for CatalogError {
+impl From<StoreError> for ServiceError {
     fn from(err: StoreError) -> Self {
         Self::from_store(err, || "the resource".to_string())
     }
@@ -57,10 +82,10 @@ impl From<StoreError> for CatalogError {
 /// Object-service failures as the catalog meets them, writing and reading a table's own files: a missing object or
 /// upload is not found, a conflict stays one, a KMS key the server lacks is the caller's bad setting (the message
 /// names the key), and the rest are the server's.
-impl From<ObjectError> for CatalogError {
+impl From<ObjectError> for ServiceError {
     fn from(err: ObjectError) -> Self {
         match err {
-            ObjectError::Store(source) => Self::Store(source),
+            ObjectError::Store(source) | ObjectError::Unavailable(source) => Self::from(source),
             ObjectError::ObjectNotFound | ObjectError::UploadNotFound => {
                 Self::NotFound(err.to_string())
             }
