@@ -251,7 +251,10 @@ fn presigned_round_trip_and_expiry() {
             expires_at: at(T0) + Duration::seconds(600)
         }
     );
-    assert_eq!(verifier().verify(&req, &p, b"", SECRET), Ok(SignedPayload::Unsigned));
+    assert_eq!(
+        verifier().verify(&req, &p, b"", SECRET),
+        Ok(SignedPayload::Unsigned)
+    );
     assert_eq!(
         verifier().verify(&req, &p, b"", "other").map(|_| ()),
         Err(AuthError::SignatureMismatch)
@@ -370,11 +373,23 @@ fn claimed_payload_hash_before_the_body() {
                 ("x-amz-content-sha256", claim.as_str()),
             ],
         );
-        signer::sign(&mut p, json.as_bytes(), AK, SECRET, "us-east-1", "s3tables", at(T0)).unwrap();
+        signer::sign(
+            &mut p,
+            json.as_bytes(),
+            AK,
+            SECRET,
+            "us-east-1",
+            "s3tables",
+            at(T0),
+        )
+        .unwrap();
         let claimed = claimed_payload_hash(&p).unwrap();
         assert_eq!(claimed, digest);
         let req = verifier().parse(&p, at(T0)).unwrap();
-        assert_eq!(verifier().verify_claimed(&req, &p, &claimed, SECRET), Ok(()));
+        assert_eq!(
+            verifier().verify_claimed(&req, &p, &claimed, SECRET),
+            Ok(())
+        );
         assert_eq!(
             verifier().verify_claimed(&req, &p, &[0u8; 32], SECRET),
             Err(AuthError::SignatureMismatch)
@@ -383,7 +398,10 @@ fn claimed_payload_hash_before_the_body() {
             check_claimed_payload(&claimed, json.as_bytes()),
             Ok(SignedPayload::AsSent)
         );
-        let latin1: Vec<u8> = json.chars().map(|c| u8::try_from(u32::from(c)).unwrap()).collect();
+        let latin1: Vec<u8> = json
+            .chars()
+            .map(|c| u8::try_from(u32::from(c)).unwrap())
+            .collect();
         assert_eq!(
             check_claimed_payload(&claimed, &latin1),
             Ok(SignedPayload::Latin1AsUtf8)
@@ -393,7 +411,11 @@ fn claimed_payload_hash_before_the_body() {
             Err(AuthError::PayloadMismatch)
         );
     }
-    let p = parts("POST", ICEBERG_PATH, &[("x-amz-content-sha256", "UNSIGNED-PAYLOAD")]);
+    let p = parts(
+        "POST",
+        ICEBERG_PATH,
+        &[("x-amz-content-sha256", "UNSIGNED-PAYLOAD")],
+    );
     assert_eq!(claimed_payload_hash(&p), None);
 }
 

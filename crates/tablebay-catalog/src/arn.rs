@@ -5,7 +5,6 @@
 
 use std::fmt;
 
-
 use uuid::Uuid;
 
 use crate::{BucketName, ServiceError};

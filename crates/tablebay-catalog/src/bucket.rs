@@ -6,7 +6,7 @@ use tablebay_store::meta::{AttributeKey, BucketRecord};
 use uuid::Uuid;
 
 use crate::{
-    AccountId, BucketArn, BucketName, Catalog, ServiceError, Encryption, Page, PageRequest,
+    AccountId, BucketArn, BucketName, Catalog, Encryption, Page, PageRequest, ServiceError,
     StorageClass, Tags,
 };
 

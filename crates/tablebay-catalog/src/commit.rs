@@ -24,12 +24,12 @@ use tablebay_store::StoreError;
 use tablebay_store::meta::PointerSwap;
 use uuid::Uuid;
 
-use crate::idempotency::RememberedCommit;
 use crate::catalog::new_version_token;
 use crate::iceberg_tables::IcebergTable;
+use crate::idempotency::RememberedCommit;
 use crate::metadata::metadata_file_location;
 use crate::metadata_cache::{LoadedMetadata, SnapshotRefInfo};
-use crate::{AccountId, Catalog, ServiceError, Namespace, Table, TableFiles, TableName};
+use crate::{AccountId, Catalog, Namespace, ServiceError, Table, TableFiles, TableName};
 use tablebay_objects::TableLocation;
 
 /// How many times a commit is rebased onto a table that moved before the server gives up with a 409.

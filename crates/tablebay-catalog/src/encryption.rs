@@ -8,7 +8,7 @@ use tablebay_store::meta::{AttributeKey, KeyCheck};
 use uuid::Uuid;
 
 use crate::{
-    BucketArn, Catalog, ServiceError, Encryption, SseAlgorithm, Table, TableBucket, TableRef,
+    BucketArn, Catalog, Encryption, ServiceError, SseAlgorithm, Table, TableBucket, TableRef,
 };
 
 impl Catalog {

@@ -17,8 +17,8 @@ use uuid::Uuid;
 use crate::catalog::new_version_token;
 use crate::metadata_cache::LoadedMetadata;
 use crate::{
-    AccountId, BucketArn, Catalog, ServiceError, Namespace, NamespaceName, NewTable, Table,
-    TableDefinition, TableName, TableRef, Tags,
+    AccountId, BucketArn, Catalog, Namespace, NewTable, ServiceError, Table, TableDefinition,
+    TableName, TableRef, Tags,
 };
 use tablebay_objects::{TableLocation, warehouse_location};
 
@@ -89,43 +89,6 @@ impl Catalog {
             .ok_or_else(table_not_found)?;
         let table = Self::table_from_record(&namespace.bucket, record)?;
         self.with_metadata(table).await
-    }
-
-    /// The table `namespace.name` of a bucket with its current metadata, resolved in one query: the load path.
-    /// `NotFound` when the bucket, the namespace or the table does not exist (for Iceberg all three are "no such
-    /// table", trap 3), or when the table has no metadata yet.
-    pub async fn iceberg_table_by_path(
-        &self,
-        bucket: &BucketArn,
-        namespace: &NamespaceName,
-        name: &TableName,
-    ) -> Result<IcebergTable, ServiceError> {
-        let table = self.table_by_path(bucket, namespace, name).await?;
-        self.with_metadata(table).await
-    }
-
-    /// The table row `namespace.name` of a bucket, resolved in one query (HEAD, commits).
-    pub async fn table_by_path(
-        &self,
-        bucket: &BucketArn,
-        namespace: &NamespaceName,
-        name: &TableName,
-    ) -> Result<Table, ServiceError> {
-        if bucket.region != self.config.region {
-            return Err(table_not_found());
-        }
-        let (bucket, record) = self
-            .meta
-            .table_by_path(
-                bucket.account.as_str(),
-                bucket.name.as_str(),
-                namespace.as_str(),
-                name.as_str(),
-            )
-            .await?
-            .ok_or_else(table_not_found)?;
-        let bucket = self.bucket_from_record(bucket)?;
-        Self::table_from_record(&bucket, record)
     }
 
     /// The table row `name` of a resolved namespace, without reading its metadata (HEAD).

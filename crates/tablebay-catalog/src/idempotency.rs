@@ -6,7 +6,7 @@
 use chrono::{Duration, Utc};
 use tablebay_store::meta::IdempotencyRecord;
 
-use crate::{AccountId, Catalog, ServiceError, IcebergTable};
+use crate::{AccountId, Catalog, IcebergTable, ServiceError};
 
 /// How long an answer is kept: one hour, advertised as `idempotency-key-lifetime` `PT1H`.
 pub const IDEMPOTENCY_LIFETIME: Duration = Duration::hours(1);
@@ -33,12 +33,16 @@ pub struct RememberedCommit<'a> {
     pub fingerprint: String,
     /// Renders the answer (status and body) from the tables as the commit leaves them.
     #[allow(clippy::type_complexity)]
-    pub answer: Box<dyn Fn(&[IcebergTable]) -> Result<(u16, String), ServiceError> + Send + Sync + 'a>,
+    pub answer:
+        Box<dyn Fn(&[IcebergTable]) -> Result<(u16, String), ServiceError> + Send + Sync + 'a>,
 }
 
 impl RememberedCommit<'_> {
     /// The record to store for the committed `tables`.
-    pub(crate) fn record(&self, tables: &[IcebergTable]) -> Result<IdempotencyRecord, ServiceError> {
+    pub(crate) fn record(
+        &self,
+        tables: &[IcebergTable],
+    ) -> Result<IdempotencyRecord, ServiceError> {
         let (status, body) = (self.answer)(tables)?;
         let now = Utc::now();
         Ok(IdempotencyRecord {

@@ -13,7 +13,6 @@ mod catalog;
 mod commit;
 mod commit_observer;
 mod encryption;
-mod service_error;
 mod iceberg_tables;
 mod idempotency;
 mod maintenance;
@@ -24,6 +23,7 @@ mod namespace;
 mod namespace_properties;
 mod pagination;
 mod policy;
+mod service_error;
 mod settings;
 mod storage;
 mod storage_class;
@@ -37,7 +37,6 @@ pub use bucket::{NewBucket, TableBucket};
 pub use catalog::{Catalog, CatalogConfig};
 pub use commit::{CommitError, TableChange};
 pub use commit_observer::CommitObserver;
-pub use service_error::ServiceError;
 pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
 pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedCommit, RememberedReply};
 pub use maintenance::TableMaintenanceUpdate;
@@ -47,6 +46,7 @@ pub use names::{BucketName, NamespaceName, TableName};
 pub use namespace::Namespace;
 pub use namespace_properties::PropertiesUpdate;
 pub use pagination::{ContinuationToken, Page, PageRequest};
+pub use service_error::ServiceError;
 pub use settings::{
     BucketMaintenance, CompactionSettings, CompactionStrategy, Encryption, JobConfig, JobState,
     JobStatus, MaintenanceJobType, MaintenanceStatus, MetricsConfiguration, ResourcePolicy,

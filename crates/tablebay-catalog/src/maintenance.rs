@@ -9,9 +9,9 @@ use tablebay_store::meta::AttributeKey;
 
 use crate::settings::JobConfig;
 use crate::{
-    BucketArn, BucketMaintenance, Catalog, ServiceError, CompactionSettings, JobState, JobStatus,
-    MaintenanceJobType, MaintenanceStatus, SnapshotManagementSettings, Table, TableMaintenance,
-    TableRef, UnreferencedFileRemovalSettings,
+    BucketArn, BucketMaintenance, Catalog, CompactionSettings, JobState, JobStatus,
+    MaintenanceJobType, MaintenanceStatus, ServiceError, SnapshotManagementSettings, Table,
+    TableMaintenance, TableRef, UnreferencedFileRemovalSettings,
 };
 
 /// One PutTableMaintenanceConfiguration: the job type and its whole new value.

@@ -8,7 +8,7 @@ use tablebay_store::meta::NamespaceRecord;
 use uuid::Uuid;
 
 use crate::{
-    AccountId, BucketArn, Catalog, ServiceError, NamespaceName, Page, PageRequest, TableBucket,
+    AccountId, BucketArn, Catalog, NamespaceName, Page, PageRequest, ServiceError, TableBucket,
 };
 
 /// A namespace.

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Catalog, ServiceError, Namespace};
+use crate::{Catalog, Namespace, ServiceError};
 
 /// Most properties one namespace carries.
 pub const MAX_NAMESPACE_PROPERTIES: usize = 100;

@@ -3,7 +3,7 @@
 use tablebay_store::meta::AttributeKey;
 use uuid::Uuid;
 
-use crate::{BucketArn, Catalog, ServiceError, ResourcePolicy, TableArn, TableRef};
+use crate::{BucketArn, Catalog, ResourcePolicy, ServiceError, TableArn, TableRef};
 
 impl Catalog {
     async fn policy_of(&self, id: Uuid, what: &str) -> Result<ResourcePolicy, ServiceError> {

@@ -4,7 +4,7 @@
 use tablebay_store::meta::AttributeKey;
 
 use crate::{
-    BucketArn, Catalog, ServiceError, MetricsConfiguration, StorageClass, TableBucket, TableRef,
+    BucketArn, Catalog, MetricsConfiguration, ServiceError, StorageClass, TableBucket, TableRef,
 };
 
 impl Catalog {

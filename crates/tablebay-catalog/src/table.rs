@@ -10,8 +10,8 @@ use uuid::Uuid;
 use crate::catalog::new_version_token;
 use crate::metadata::metadata_file_location;
 use crate::{
-    AccountId, BucketArn, Catalog, ServiceError, ContinuationToken, Encryption, NamespaceName,
-    Page, PageRequest, StorageClass, TableArn, TableBucket, TableDefinition, TableName, Tags,
+    AccountId, BucketArn, Catalog, ContinuationToken, Encryption, NamespaceName, Page, PageRequest,
+    ServiceError, StorageClass, TableArn, TableBucket, TableDefinition, TableName, Tags,
 };
 use tablebay_objects::warehouse_location;
 
@@ -238,7 +238,8 @@ impl Catalog {
         }
     }
 
-    /// Resolves a table reference.
+    /// Resolves a table reference: the one lookup of a table row every surface makes once per request. By name it
+    /// is one query; only a miss asks again, to name what is missing (the bucket, the namespace or the table).
     pub async fn table(&self, table: &TableRef) -> Result<Table, ServiceError> {
         match table {
             TableRef::Arn(arn) => {
@@ -258,13 +259,24 @@ impl Catalog {
                 namespace,
                 name,
             } => {
-                let namespace = self.namespace(bucket, namespace).await?;
-                let record = self
-                    .meta
-                    .table_by_name(namespace.id, name.as_str())
-                    .await?
-                    .ok_or_else(not_found)?;
-                Self::table_from_record(&namespace.bucket, record)
+                let found = if bucket.region == self.config.region {
+                    self.meta
+                        .table_by_path(
+                            bucket.account.as_str(),
+                            bucket.name.as_str(),
+                            namespace.as_str(),
+                            name.as_str(),
+                        )
+                        .await?
+                } else {
+                    None
+                };
+                let Some((bucket, record)) = found else {
+                    self.namespace(bucket, namespace).await?;
+                    return Err(not_found());
+                };
+                let bucket = self.bucket_from_record(bucket)?;
+                Self::table_from_record(&bucket, record)
             }
         }
     }

@@ -3,7 +3,7 @@
 use tablebay_store::meta::AttributeKey;
 use uuid::Uuid;
 
-use crate::{Catalog, ServiceError, ResourceArn, TableRef, Tags};
+use crate::{Catalog, ResourceArn, ServiceError, TableRef, Tags};
 
 impl Catalog {
     async fn resource_id(&self, arn: &ResourceArn) -> Result<Uuid, ServiceError> {

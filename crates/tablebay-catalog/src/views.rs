@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::catalog::new_version_token;
 use crate::metadata::metadata_file_location;
-use crate::{AccountId, Catalog, ServiceError, Namespace, TableName};
+use crate::{AccountId, Catalog, Namespace, ServiceError, TableName};
 use tablebay_objects::warehouse_location;
 
 /// How many times a replace is rebased onto a view that moved before giving up with a conflict.

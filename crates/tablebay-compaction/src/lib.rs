@@ -22,7 +22,7 @@ mod plan;
 mod rewrite;
 mod storage;
 
-use tablebay_catalog::{Catalog, ServiceError, CommitError, TableFiles, TableRef};
+use tablebay_catalog::{Catalog, CommitError, ServiceError, TableFiles, TableRef};
 
 /// An iceberg-rust `FileIO` over the storage of one table (`catalog.table_files(id)`): locations inside it
 /// resolve, through the catalog's object service; every other location is refused.

@@ -18,7 +18,7 @@ use iceberg::io::{
 };
 use iceberg::{Error, ErrorKind};
 use serde::{Deserialize, Serialize};
-use tablebay_catalog::{ServiceError, MAX_TABLE_FILE_RANGE, TableFiles};
+use tablebay_catalog::{MAX_TABLE_FILE_RANGE, ServiceError, TableFiles};
 use tablebay_objects::BodyError;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;

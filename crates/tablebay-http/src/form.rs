@@ -70,7 +70,8 @@ mod tests {
 
     #[test]
     fn decodes_as_browsers_and_sdks_encode() {
-        let pairs = FormPairs::parse("a=1&b=x+y%2Bz&tagKeys=k1&tagKeys=k2&flag&=v&&t=abc%2F%3D").unwrap();
+        let pairs =
+            FormPairs::parse("a=1&b=x+y%2Bz&tagKeys=k1&tagKeys=k2&flag&=v&&t=abc%2F%3D").unwrap();
         assert_eq!(pairs.first("a"), Some("1"));
         assert_eq!(pairs.first("b"), Some("x y+z"));
         assert_eq!(pairs.all("tagKeys").collect::<Vec<_>>(), ["k1", "k2"]);
@@ -81,6 +82,9 @@ mod tests {
         assert_eq!(FormPairs::query(None).unwrap(), FormPairs::default());
         assert!(FormPairs::parse("a=%FF").is_err());
         assert!(FormPairs::parse("%C3=1").is_err());
-        assert_eq!(FormPairs::parse("a=caf%C3%A9").unwrap().first("a"), Some("café"));
+        assert_eq!(
+            FormPairs::parse("a=caf%C3%A9").unwrap().first("a"),
+            Some("café")
+        );
     }
 }

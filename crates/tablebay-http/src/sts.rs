@@ -9,10 +9,12 @@ use chrono::SecondsFormat;
 use http::request::Parts;
 use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use tablebay_auth::{AuthError, Principal};
-use tablebay_iam::{AssumeRoleRequest, ServiceError, IssuedSession};
+use tablebay_iam::{AssumeRoleRequest, IssuedSession, ServiceError};
 
 use crate::form::FormPairs;
-use crate::pipeline::{self, Context, Need, PipelineError, RequestBody, Schemes, Surface, WireError};
+use crate::pipeline::{
+    self, Context, Need, PipelineError, RequestBody, Schemes, Surface, WireError,
+};
 use crate::state::AppState;
 const XMLNS: &str = "https://sts.amazonaws.com/doc/2011-06-15/";
 
@@ -39,7 +41,11 @@ impl StsError {
 
     /// 503 ServiceUnavailable: a store could not be reached and nothing changed; retry.
     fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable", message)
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            message,
+        )
     }
 
     fn missing(name: &str) -> Self {
@@ -100,7 +106,9 @@ impl From<AuthError> for StsError {
             AuthError::PayloadMismatch => Self::invalid(
                 "The body does not match the x-amz-content-sha256 header it was signed with",
             ),
-            AuthError::Unavailable => Self::unavailable("The credential store is unavailable; retry"),
+            AuthError::Unavailable => {
+                Self::unavailable("The credential store is unavailable; retry")
+            }
         }
     }
 }
@@ -152,7 +160,9 @@ impl From<ServiceError> for StsError {
                     format!("internal error {error_id}"),
                 )
             }
-            ServiceError::Unavailable(source) => Self::unavailable(ServiceError::retry_message(&source)),
+            ServiceError::Unavailable(source) => {
+                Self::unavailable(ServiceError::retry_message(&source))
+            }
             ServiceError::Store(source) => {
                 let error_id = uuid::Uuid::new_v4();
                 tracing::error!(%error_id, error = %source, "sts request failed");
@@ -374,7 +384,10 @@ mod tests {
             .body(())
             .unwrap()
             .into_parts();
-        Sts.parse(&parts, RequestBody::new(bytes::Bytes::copy_from_slice(body.as_bytes())))
+        Sts.parse(
+            &parts,
+            RequestBody::new(bytes::Bytes::copy_from_slice(body.as_bytes())),
+        )
     }
 
     #[test]
@@ -391,14 +404,28 @@ mod tests {
         assert_eq!(request.role_arn, "arn:aws:iam::111122223333:role/r");
         assert_eq!(request.policy.as_deref(), Some("{\"a\" :1}"));
         assert!(matches!(
-            parse(Method::GET, Some("Action=GetCallerIdentity&Version=2011-06-15"), ""),
+            parse(
+                Method::GET,
+                Some("Action=GetCallerIdentity&Version=2011-06-15"),
+                ""
+            ),
             Ok(Endpoint::GetCallerIdentity)
         ));
         for (method, query, body, code) in [
             (Method::POST, None, "", "MissingParameter"),
-            (Method::POST, None, "Action=AssumeRole&RoleArn=x", "MissingParameter"),
+            (
+                Method::POST,
+                None,
+                "Action=AssumeRole&RoleArn=x",
+                "MissingParameter",
+            ),
             (Method::POST, None, "Action=Nope", "InvalidAction"),
-            (Method::POST, None, "Action=GetSessionToken&DurationSeconds=abc", "InvalidParameterValue"),
+            (
+                Method::POST,
+                None,
+                "Action=GetSessionToken&DurationSeconds=abc",
+                "InvalidParameterValue",
+            ),
             (Method::POST, None, "Action=%FF", "InvalidParameterValue"),
             (Method::DELETE, None, "", "InvalidAction"),
         ] {

@@ -109,8 +109,9 @@ impl Iam {
         account_id: &str,
     ) -> Result<(), ServiceError> {
         require_instance_root(caller)?;
-        tablebay_catalog::AccountId::parse(account_id)
-            .map_err(|_| ServiceError::NotFound(format!("The account {account_id} does not exist")))?;
+        tablebay_catalog::AccountId::parse(account_id).map_err(|_| {
+            ServiceError::NotFound(format!("The account {account_id} does not exist"))
+        })?;
         if account_id == self.config.default_account.as_str() {
             return Err(ServiceError::Invalid(
                 "The default account cannot be deleted".to_string(),

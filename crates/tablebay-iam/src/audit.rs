@@ -54,7 +54,12 @@ pub(crate) fn record(
 }
 
 /// Records a change that was allowed.
-pub(crate) fn audit_mutation(principal: &Principal, action: &str, resource: &str, request_id: &str) {
+pub(crate) fn audit_mutation(
+    principal: &Principal,
+    action: &str,
+    resource: &str,
+    request_id: &str,
+) {
     record(principal, action, resource, request_id, Decided::Allow);
 }
 

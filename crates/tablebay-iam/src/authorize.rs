@@ -19,7 +19,7 @@ use std::net::IpAddr;
 
 use chrono::Utc;
 use tablebay_auth::{Principal, PrincipalKind};
-use tablebay_catalog::{BucketArn, ServiceError, ResourceArn, TableRef};
+use tablebay_catalog::{BucketArn, ResourceArn, ServiceError, TableRef};
 use tablebay_policy::{
     Action, Caller, Context, Decision, Policies, Policy, PolicyKind, Request, ResourceFacts,
     evaluate,
@@ -279,7 +279,7 @@ impl Iam {
                 record(
                     principal,
                     &action_name,
-                    &arn,
+                    arn,
                     &cx.request_id,
                     Decided::Deny {
                         reason: "explicit deny",
@@ -295,7 +295,7 @@ impl Iam {
                 record(
                     principal,
                     &action_name,
-                    &arn,
+                    arn,
                     &cx.request_id,
                     Decided::Deny {
                         reason: "no policy allows it",
@@ -350,7 +350,7 @@ impl Iam {
                 Some(table.name.as_str().to_string()),
             )),
             Err(ServiceError::NotFound(_)) => Ok((None, None)),
-            Err(e) => Err(e.into()),
+            Err(e) => Err(e),
         }
     }
 
@@ -375,7 +375,7 @@ impl Iam {
         match self.catalog.tags(arn).await {
             Ok(tags) => Ok(tags.0),
             Err(ServiceError::NotFound(_)) => Ok(BTreeMap::new()),
-            Err(e) => Err(e.into()),
+            Err(e) => Err(e),
         }
     }
 
@@ -421,7 +421,10 @@ impl Iam {
             .collect()
     }
 
-    async fn bucket_policy_document(&self, bucket: &BucketArn) -> Result<Option<String>, ServiceError> {
+    async fn bucket_policy_document(
+        &self,
+        bucket: &BucketArn,
+    ) -> Result<Option<String>, ServiceError> {
         Ok(absent_is_none(self.catalog.bucket_policy(bucket).await)?
             .map(|p| p.as_str().to_string()))
     }

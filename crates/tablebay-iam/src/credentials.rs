@@ -97,7 +97,11 @@ impl Iam {
         let mut sealed = 0;
         for (access_key_id, secret) in self.meta.unsealed_secrets().await? {
             let new = self.stored_secret(&secret).await?;
-            if self.meta.replace_secret(&access_key_id, &secret, &new).await? {
+            if self
+                .meta
+                .replace_secret(&access_key_id, &secret, &new)
+                .await?
+            {
                 sealed += 1;
             }
         }
@@ -130,7 +134,8 @@ impl Iam {
             Some(record) => record,
             None => match self.meta.credential(access_key_id).await? {
                 Some(mut record) => {
-                    record.secret = open_secret(self.catalog.key_provider(), &record.secret).await?;
+                    record.secret =
+                        open_secret(self.catalog.key_provider(), &record.secret).await?;
                     let record = Arc::new(record);
                     self.keys
                         .insert(access_key_id.to_string(), Arc::clone(&record))

@@ -10,7 +10,7 @@ use tablebay_store::meta::{CredentialRecord, PrincipalRecord};
 
 use crate::credentials::{ACTIVE, INACTIVE, ROLE, USER};
 use crate::names::{long_term_key_id, secret_key};
-use crate::{Iam, ServiceError, PolicyName, PrincipalName};
+use crate::{Iam, PolicyName, PrincipalName, ServiceError};
 
 /// A user or a role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -323,7 +323,11 @@ impl Iam {
     }
 
     /// A user's access keys (without secrets).
-    pub async fn access_keys(&self, account: &str, user: &str) -> Result<Vec<AccessKey>, ServiceError> {
+    pub async fn access_keys(
+        &self,
+        account: &str,
+        user: &str,
+    ) -> Result<Vec<AccessKey>, ServiceError> {
         self.identity(account, IdentityKind::User, user).await?;
         Ok(self
             .meta

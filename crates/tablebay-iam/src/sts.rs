@@ -22,7 +22,7 @@ use crate::credentials::{ACCOUNT_ROOT, ACTIVE, INSTANCE_ROOT, ROLE, USER};
 use crate::names::{secret_key, session_token, temporary_key_id, token_digest};
 use crate::principals::{DEFAULT_ROLE_SESSION_SECS, validate_policy};
 use crate::service::parse_role_arn;
-use crate::{AccessContext, Iam, ServiceError, Resource, SessionName};
+use crate::{AccessContext, Iam, Resource, ServiceError, SessionName};
 
 /// Shortest session STS issues (15 minutes).
 pub const MIN_SESSION_SECS: i64 = 900;

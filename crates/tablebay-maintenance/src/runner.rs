@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use tablebay_catalog::{
-    Catalog, ServiceError, MaintenanceJobType, MaintenanceStatus, Table, TableArn, TableRef,
+    Catalog, MaintenanceJobType, MaintenanceStatus, ServiceError, Table, TableArn, TableRef,
 };
 use tablebay_store::MetaStore;
 use tablebay_store::meta::JobRecord;

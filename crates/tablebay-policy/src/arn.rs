@@ -47,9 +47,10 @@ impl ArnFlavor {
 
     /// The flavor whose identity prefix starts `arn`, and the rest (`<account>:<resource>`).
     pub fn strip_identity(arn: &str) -> Option<(Self, &str)> {
-        Self::ALL
-            .into_iter()
-            .find_map(|flavor| arn.strip_prefix(flavor.identities()).map(|rest| (flavor, rest)))
+        Self::ALL.into_iter().find_map(|flavor| {
+            arn.strip_prefix(flavor.identities())
+                .map(|rest| (flavor, rest))
+        })
     }
 }
 
@@ -130,8 +131,8 @@ impl PrincipalName {
             ArnFlavor::Aws.identities(),
             ArnFlavor::Aws.sessions(),
         ]
-            .iter()
-            .find_map(|p| s.strip_prefix(p))?;
+        .iter()
+        .find_map(|p| s.strip_prefix(p))?;
         let (account, resource) = rest.split_once(':')?;
         if !is_account_id(account) {
             return None;

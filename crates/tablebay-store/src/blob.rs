@@ -177,7 +177,9 @@ impl BlobStore {
             Some(path) => {
                 let file = Arc::new(std::sync::Mutex::new(None::<std::fs::File>));
                 StoredBytes::Blocking(Arc::new(move |stored: Range<u64>| {
-                    let mut file = file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut file = file
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                     let file = match file.as_mut() {
                         Some(file) => file,
                         None => file.insert(std::fs::File::open(&path).map_err(local_error)?),

@@ -131,7 +131,10 @@ fn classify(db: &dyn DatabaseError) -> Class {
         // Class 08 connection exception, class 53 insufficient resources (too many connections, disk full),
         // 57P01-03 the server is shutting down, crashed or starting.
         let code = pg.code();
-        if code.starts_with("08") || code.starts_with("53") || matches!(code, "57P01" | "57P02" | "57P03") {
+        if code.starts_with("08")
+            || code.starts_with("53")
+            || matches!(code, "57P01" | "57P02" | "57P03")
+        {
             return Class::Unavailable;
         }
     } else if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {

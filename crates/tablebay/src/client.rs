@@ -44,7 +44,12 @@ pub fn encode(value: &str) -> String {
 impl ClientArgs {
     /// Signs and sends `method path_and_query` with a JSON `body` (empty for none); prints the answer (on stdout,
     /// or stderr for an error) and fails on a non-2xx status.
-    pub async fn send(&self, method: Method, path_and_query: &str, body: Vec<u8>) -> anyhow::Result<()> {
+    pub async fn send(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        body: Vec<u8>,
+    ) -> anyhow::Result<()> {
         let url = format!("{}{path_and_query}", self.endpoint.trim_end_matches('/'));
         let mut builder = http::Request::builder().method(method.clone()).uri(&url);
         if !body.is_empty() {

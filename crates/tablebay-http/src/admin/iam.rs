@@ -79,7 +79,10 @@ pub(super) async fn create_account(
 }
 
 /// `DELETE /admin/accounts/{accountId}` (instance root only).
-pub(super) async fn delete_account(cx: &Context<'_>, account: &str) -> Result<Response, AdminError> {
+pub(super) async fn delete_account(
+    cx: &Context<'_>,
+    account: &str,
+) -> Result<Response, AdminError> {
     cx.app.iam.delete_account(&cx.principal, account).await?;
     ok()
 }
@@ -91,7 +94,9 @@ pub(super) async fn create_user(
     req: CreateUserRequest,
 ) -> Result<Response, AdminError> {
     let name = PrincipalName::parse(&req.user_name)?;
-    json(&user_response(cx.app.iam.create_user(account, &name).await?))
+    json(&user_response(
+        cx.app.iam.create_user(account, &name).await?,
+    ))
 }
 
 /// `POST /admin/roles` `{"roleName", "trustPolicy", "maxSessionDuration"?}`.

@@ -305,18 +305,53 @@ mod tests {
     fn routes_and_refusals() {
         let cases = [
             (Method::POST, "/admin/accounts", "", "CreateAccount"),
-            (Method::DELETE, "/admin/accounts/444455556666", "", "DeleteAccount"),
-            (Method::POST, "/admin/users", r#"{"userName":"ana"}"#, "CreateUser"),
+            (
+                Method::DELETE,
+                "/admin/accounts/444455556666",
+                "",
+                "DeleteAccount",
+            ),
+            (
+                Method::POST,
+                "/admin/users",
+                r#"{"userName":"ana"}"#,
+                "CreateUser",
+            ),
             (Method::GET, "/admin/users", "", "ListUsers"),
             (Method::GET, "/admin/roles", "", "ListRoles"),
             (Method::GET, "/admin/users/ana", "", "GetUser"),
             (Method::DELETE, "/admin/roles/r", "", "DeleteRole"),
-            (Method::POST, "/admin/users/ana/access-keys", "", "CreateAccessKey"),
-            (Method::PUT, "/admin/users/ana/access-keys/AK", r#"{"status":"Inactive"}"#, "UpdateAccessKey"),
+            (
+                Method::POST,
+                "/admin/users/ana/access-keys",
+                "",
+                "CreateAccessKey",
+            ),
+            (
+                Method::PUT,
+                "/admin/users/ana/access-keys/AK",
+                r#"{"status":"Inactive"}"#,
+                "UpdateAccessKey",
+            ),
             (Method::GET, "/admin/roles/r/policies", "", "ListPolicies"),
-            (Method::PUT, "/admin/users/ana/policies/p", "{}", "PutPolicy"),
-            (Method::POST, "/admin/maintenance/run", r#"{"tableArn":"a","type":"icebergCompaction"}"#, "RunMaintenanceJob"),
-            (Method::GET, "/admin/maintenance/runs", "", "ListMaintenanceRuns"),
+            (
+                Method::PUT,
+                "/admin/users/ana/policies/p",
+                "{}",
+                "PutPolicy",
+            ),
+            (
+                Method::POST,
+                "/admin/maintenance/run",
+                r#"{"tableArn":"a","type":"icebergCompaction"}"#,
+                "RunMaintenanceJob",
+            ),
+            (
+                Method::GET,
+                "/admin/maintenance/runs",
+                "",
+                "ListMaintenanceRuns",
+            ),
         ];
         for (method, path, text, operation) in cases {
             let endpoint = route(&method, path, None, &body(text)).unwrap();
@@ -326,14 +361,31 @@ mod tests {
             (Method::PATCH, "/admin/users", ""),
             (Method::GET, "/admin/nothing", ""),
             (Method::POST, "/admin/users", "{"),
-            (Method::POST, "/admin/users", "{\"userName\":\"a\",\"x\":\"\u{0}\"}"),
+            (
+                Method::POST,
+                "/admin/users",
+                "{\"userName\":\"a\",\"x\":\"\u{0}\"}",
+            ),
             (Method::PUT, "/admin/users/ana/access-keys/AK", "{}"),
         ];
         for (method, path, text) in refused {
-            assert!(route(&method, path, None, &body(text)).is_err(), "{method} {path} {text}");
+            assert!(
+                route(&method, path, None, &body(text)).is_err(),
+                "{method} {path} {text}"
+            );
         }
-        assert!(route(&Method::GET, "/admin/maintenance/runs", Some("bogus=1"), &body("")).is_err());
-        let not_utf8 = RequestBody::new(bytes::Bytes::from_static(b"{\"userName\":\"a\",\"x\":\"\xff\"}"));
+        assert!(
+            route(
+                &Method::GET,
+                "/admin/maintenance/runs",
+                Some("bogus=1"),
+                &body("")
+            )
+            .is_err()
+        );
+        let not_utf8 = RequestBody::new(bytes::Bytes::from_static(
+            b"{\"userName\":\"a\",\"x\":\"\xff\"}",
+        ));
         assert!(route(&Method::POST, "/admin/users", None, &not_utf8).is_err());
     }
 }

@@ -9,7 +9,7 @@
 //! account's roots.
 
 use tablebay_catalog::{
-    BucketArn, BucketName, ServiceError, NamespaceName, ResourceArn, TableArn, TableName, TableRef,
+    BucketArn, BucketName, NamespaceName, ResourceArn, ServiceError, TableArn, TableName, TableRef,
 };
 use tablebay_iam::Resource;
 use tablebay_policy::Action;
@@ -35,10 +35,9 @@ pub(crate) async fn resolve(
     let bucket_of = |raw: &str| -> Result<Resource, ControlPlaneError> {
         Ok(Resource::Bucket(BucketArn::parse(raw)?))
     };
-    let on_bucket =
-        |action: Action, raw: &str| -> Result<Vec<Need>, ControlPlaneError> {
-            Ok(vec![Need::action(action, bucket_of(raw)?)])
-        };
+    let on_bucket = |action: Action, raw: &str| -> Result<Vec<Need>, ControlPlaneError> {
+        Ok(vec![Need::action(action, bucket_of(raw)?)])
+    };
     let mut table = None;
     let needs = match &endpoint {
         E::CreateTableBucket { request } => {

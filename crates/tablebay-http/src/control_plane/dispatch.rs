@@ -163,9 +163,7 @@ async fn dispatch(
         E::UpdateTableMetadataLocation { request, .. } => {
             tables::update_metadata_location(catalog, ctx, &table()?, request).await
         }
-        E::PutTablePolicy { request, .. } => {
-            policies::put_table(catalog, &table()?, request).await
-        }
+        E::PutTablePolicy { request, .. } => policies::put_table(catalog, &table()?, request).await,
         E::GetTablePolicy { .. } => policies::get_table(catalog, &table()?).await,
         E::DeleteTablePolicy { .. } => policies::delete_table(catalog, &table()?).await,
         E::GetTableEncryption { .. } => encryption::get_table(catalog, &table()?).await,
@@ -175,9 +173,7 @@ async fn dispatch(
         E::GetTableMaintenanceConfiguration { .. } => {
             maintenance::get_table(catalog, &table()?).await
         }
-        E::GetTableMaintenanceJobStatus { .. } => {
-            maintenance::job_status(catalog, &table()?).await
-        }
+        E::GetTableMaintenanceJobStatus { .. } => maintenance::job_status(catalog, &table()?).await,
         E::GetTableStorageClass { .. } => storage::get_table_class(catalog, &table()?).await,
         E::TagResource { arn, request } => tagging::tag(catalog, &arn, request).await,
         E::UntagResource { arn, tag_keys } => tagging::untag(catalog, &arn, &tag_keys).await,

@@ -64,7 +64,9 @@ impl ControlPlaneError {
 impl From<ServiceError> for ControlPlaneError {
     fn from(e: ServiceError) -> Self {
         match e {
-            ServiceError::Invalid(msg) | ServiceError::MalformedPolicy(msg) => Self::BadRequest(msg),
+            ServiceError::Invalid(msg) | ServiceError::MalformedPolicy(msg) => {
+                Self::BadRequest(msg)
+            }
             ServiceError::NotFound(msg) => Self::NotFound(msg),
             ServiceError::AlreadyExists(msg) | ServiceError::Conflict(msg) => Self::Conflict(msg),
             ServiceError::Denied(msg) => Self::AccessDenied(msg),

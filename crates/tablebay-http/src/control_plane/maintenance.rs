@@ -8,8 +8,8 @@ use std::str::FromStr;
 use axum::response::Response;
 use tablebay_catalog::{
     BucketMaintenance, Catalog, CompactionSettings, CompactionStrategy, JobConfig,
-    MaintenanceJobType, MaintenanceStatus, SnapshotManagementSettings, TableMaintenance, TableRef,
-    TableMaintenanceUpdate, UnreferencedFileRemovalSettings,
+    MaintenanceJobType, MaintenanceStatus, SnapshotManagementSettings, TableMaintenance,
+    TableMaintenanceUpdate, TableRef, UnreferencedFileRemovalSettings,
 };
 
 use super::error::ControlPlaneError;
@@ -176,7 +176,7 @@ pub(super) async fn put_table(
             )));
         }
     };
-    catalog.put_table_maintenance(&table, update).await?;
+    catalog.put_table_maintenance(table, update).await?;
     no_content()
 }
 
@@ -234,9 +234,7 @@ pub(super) async fn job_status(
     catalog: &Catalog,
     table: &TableRef,
 ) -> Result<Response, ControlPlaneError> {
-    let (table, statuses) = catalog
-        .maintenance_job_status(table)
-        .await?;
+    let (table, statuses) = catalog.maintenance_job_status(table).await?;
     json(&GetTableMaintenanceJobStatusResponse {
         table_arn: table.arn.to_string(),
         status: statuses

@@ -26,7 +26,9 @@ pub(super) async fn put_bucket(
     request: ResourcePolicyBody,
 ) -> Result<Response, ControlPlaneError> {
     let bucket = ctx.bucket_arn(bucket)?;
-    catalog.put_bucket_policy(&bucket, &policy(request)?).await?;
+    catalog
+        .put_bucket_policy(&bucket, &policy(request)?)
+        .await?;
     ok_empty()
 }
 
@@ -57,7 +59,7 @@ pub(super) async fn put_table(
     table: &TableRef,
     request: ResourcePolicyBody,
 ) -> Result<Response, ControlPlaneError> {
-    catalog.put_table_policy(&table, &policy(request)?).await?;
+    catalog.put_table_policy(table, &policy(request)?).await?;
     ok_empty()
 }
 

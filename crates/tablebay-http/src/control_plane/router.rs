@@ -763,7 +763,15 @@ mod tests {
         assert!(route(&Method::POST, "/buckets", None, &none).is_err());
         assert!(route(&Method::GET, "/nothing", None, &none).is_err());
         assert!(route(&Method::GET, "/get-table", Some("tableArn=x&name=t"), &none).is_err());
-        assert!(route(&Method::GET, "/get-table", Some("namespace=n&name=t"), &none).is_err());
+        assert!(
+            route(
+                &Method::GET,
+                "/get-table",
+                Some("namespace=n&name=t"),
+                &none
+            )
+            .is_err()
+        );
         assert!(route(&Method::GET, "/buckets/%FF", None, &none).is_err());
         // A body is parsed once, strictly: not UTF-8, not JSON, or the wrong shape is a 400.
         for body in [&b"{\"name\":\"b\xff\"}"[..], b"{", b"[]", b"{\"name\":1}"] {

@@ -125,7 +125,10 @@ fn get_response(table: Table) -> GetTableResponse {
 }
 
 /// `GET /get-table?…` and the legacy `GET /tables/{tableBucketARN}/{namespace}/{name}`.
-pub(super) async fn get(catalog: &Catalog, table: &TableRef) -> Result<Response, ControlPlaneError> {
+pub(super) async fn get(
+    catalog: &Catalog,
+    table: &TableRef,
+) -> Result<Response, ControlPlaneError> {
     json(&get_response(catalog.table(table).await?))
 }
 
@@ -167,9 +170,7 @@ pub(super) async fn delete(
     table: &TableRef,
     version_token: Option<&str>,
 ) -> Result<Response, ControlPlaneError> {
-    catalog
-        .delete_table(table, version_token)
-        .await?;
+    catalog.delete_table(table, version_token).await?;
     no_content()
 }
 

@@ -48,10 +48,7 @@ pub(super) async fn untag(
 }
 
 /// `GET /tag/{resourceArn}`.
-pub(super) async fn list(
-    catalog: &Catalog,
-    arn: &str,
-) -> Result<Response, ControlPlaneError> {
+pub(super) async fn list(catalog: &Catalog, arn: &str) -> Result<Response, ControlPlaneError> {
     let tags = catalog.tags(&resource(arn)?).await?;
     json(&TagsBody { tags: tags.0 })
 }

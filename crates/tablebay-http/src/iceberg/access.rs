@@ -5,7 +5,7 @@
 //! `<bucket>/table/*`, and the handler answers its own 404 without looking again). Views, which the guide does
 //! not list, need the table action of the same shape.
 
-use tablebay_catalog::{BucketArn, ServiceError, NamespaceName, Table, TableName};
+use tablebay_catalog::{BucketArn, NamespaceName, ServiceError, Table, TableName, TableRef};
 use tablebay_iam::Resource;
 use tablebay_policy::{Action, IcebergOperation, iceberg_operation_actions};
 
@@ -88,9 +88,7 @@ pub(crate) async fn resolve(
             // Every table the transaction changes needs what a single commit needs.
             let mut needs = Vec::with_capacity(changes.len());
             for (ident, _) in changes {
-                needs.extend(
-                    on_table(cx, O::CommitTransaction, prefix, ident, &mut tables).await?,
-                );
+                needs.extend(on_table(cx, O::CommitTransaction, prefix, ident, &mut tables).await?);
             }
             needs
         }
@@ -202,12 +200,12 @@ async fn lookup(
     ) else {
         return Ok(None);
     };
-    match cx
-        .app
-        .catalog
-        .table_by_path(bucket, &namespace, &name)
-        .await
-    {
+    let table = TableRef::Name {
+        bucket: bucket.clone(),
+        namespace,
+        name,
+    };
+    match cx.app.catalog.table(&table).await {
         Ok(table) => Ok(Some(table)),
         Err(ServiceError::NotFound(_)) => Ok(None),
         Err(e) => Err(e.into()),

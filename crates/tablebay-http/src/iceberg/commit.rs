@@ -54,7 +54,9 @@ pub(super) async fn commit_table(
         let table = table.ok_or_else(|| IcebergError::no_such_table(ident))?;
         let answer = |tables: &[IcebergTable]| match tables {
             [committed] => answer_of(cx, committed),
-            _ => Err(IcebergError::bad_request("A table commit commits one table")),
+            _ => Err(IcebergError::bad_request(
+                "A table commit commits one table",
+            )),
         };
         let remember = key.map(|key| idempotency::with_commit(cx, key, answer));
         let committed = cx

@@ -11,10 +11,7 @@ use crate::pipeline::Context;
 
 /// `GET /v1/config`. The warehouse is a table bucket ARN (either flavor), the `<account>.<bucket>` prefix, or a
 /// bucket name of the caller's account; it is required, since every path carries a bucket.
-pub(super) async fn get(
-    ctx: &Context<'_>,
-    warehouse: Option<&str>,
-) -> Result<Reply, IcebergError> {
+pub(super) async fn get(ctx: &Context<'_>, warehouse: Option<&str>) -> Result<Reply, IcebergError> {
     let warehouse = warehouse.filter(|w| !w.is_empty()).ok_or_else(|| {
         IcebergError::bad_request(
             "The warehouse parameter is required: set warehouse to the table bucket ARN",

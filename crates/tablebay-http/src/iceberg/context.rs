@@ -103,7 +103,10 @@ pub(crate) trait Lookups {
     fn bucket_arn(&self, prefix: &str) -> Result<BucketArn, IcebergError>;
 
     /// The bucket of a prefix, resolved; a missing bucket is a missing warehouse.
-    fn bucket(&self, prefix: &str) -> impl Future<Output = Result<TableBucket, IcebergError>> + Send;
+    fn bucket(
+        &self,
+        prefix: &str,
+    ) -> impl Future<Output = Result<TableBucket, IcebergError>> + Send;
 
     /// A namespace named in a path, resolved: NoSuchNamespace when it is missing or its name could not exist.
     fn namespace(

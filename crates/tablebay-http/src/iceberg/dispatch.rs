@@ -146,7 +146,10 @@ async fn dispatch(
     key: Option<&str>,
 ) -> Result<Reply, IcebergError> {
     use Endpoint as E;
-    let Resolved { endpoint, mut tables } = resolved;
+    let Resolved {
+        endpoint,
+        mut tables,
+    } = resolved;
     // A table operation names one table; a transaction takes its whole list.
     let table = match endpoint {
         E::CommitTransaction { .. } => None,

@@ -112,7 +112,11 @@ impl IcebergError {
 
     /// 503 ServiceUnavailableException: a store could not be reached and nothing changed; retry.
     pub(crate) fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailableException", message)
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailableException",
+            message,
+        )
     }
 
     /// 409 AlreadyExistsException.
@@ -284,7 +288,9 @@ impl From<ServiceError> for IcebergError {
                 "InternalServerError",
                 detail,
             ),
-            ServiceError::Unavailable(source) => Self::unavailable(ServiceError::retry_message(&source)),
+            ServiceError::Unavailable(source) => {
+                Self::unavailable(ServiceError::retry_message(&source))
+            }
             ServiceError::Store(source) => Self::internal(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "InternalServerError",

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use http::StatusCode;
 use http::request::Parts;
 use sha2::{Digest, Sha256};
-use tablebay_catalog::{ServiceError, IcebergTable, RememberedCommit, RememberedReply};
+use tablebay_catalog::{IcebergTable, RememberedCommit, RememberedReply, ServiceError};
 
 use super::context::Reply;
 use super::error::IcebergError;

@@ -149,7 +149,9 @@ pub(super) async fn token(
     };
     let req = match body.text().map(form) {
         Ok(Ok(req)) => req,
-        Ok(Err(e)) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string()),
+        Ok(Err(e)) => {
+            return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", e.to_string());
+        }
         Err(e) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", e),
     };
     match req.grant_type.as_deref() {

@@ -4,7 +4,9 @@
 use std::collections::HashSet;
 
 use sha2::{Digest, Sha256};
-use tablebay_catalog::{DropMode, IcebergTable, Table, TableArn, TableDefinition, TableName, TableRef};
+use tablebay_catalog::{
+    DropMode, IcebergTable, Table, TableArn, TableDefinition, TableName, TableRef,
+};
 
 use super::context::{Lookups, Reply};
 use super::dispatch::not_modified;

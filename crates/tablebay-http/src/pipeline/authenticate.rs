@@ -34,10 +34,7 @@ pub(crate) enum Pending {
     /// A bearer token: complete, it does not cover the body.
     Bearer(KnownKey),
     /// SigV4 whose claimed payload hash the signature was verified with: the body must hash to the claim.
-    Claimed {
-        key: KnownKey,
-        claimed: [u8; 32],
-    },
+    Claimed { key: KnownKey, claimed: [u8; 32] },
     /// SigV4 to verify over the body.
     SigV4 {
         key: KnownKey,
@@ -146,9 +143,12 @@ pub(crate) async fn long_term_key(
     iam: &Iam,
     access_key_id: &str,
 ) -> Result<Option<KnownKey>, AuthError> {
-    let key = lookup(iam, access_key_id).await.map(Some).or_else(|e| match e {
-        AuthError::UnknownAccessKey => Ok(None),
-        other => Err(other),
-    })?;
+    let key = lookup(iam, access_key_id)
+        .await
+        .map(Some)
+        .or_else(|e| match e {
+            AuthError::UnknownAccessKey => Ok(None),
+            other => Err(other),
+        })?;
     Ok(key.filter(|key| key.principal().session.is_none()))
 }

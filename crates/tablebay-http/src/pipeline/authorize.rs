@@ -3,7 +3,7 @@
 //! first denial ends the request.
 
 use tablebay_catalog::{NamespaceName, TableName};
-use tablebay_iam::{AdminScope, ServiceError, Resource};
+use tablebay_iam::{AdminScope, Resource, ServiceError};
 use tablebay_policy::Action;
 
 use super::Context;
@@ -18,10 +18,7 @@ pub(crate) enum Need {
     /// The resource must belong to the caller's own account (whatever the policies say).
     OwnAccount(Resource),
     /// Administration (the admin API): of `scope`, acting on what `resource` names (for the audit trail).
-    Admin {
-        scope: AdminScope,
-        resource: String,
-    },
+    Admin { scope: AdminScope, resource: String },
 }
 
 impl Need {
@@ -70,12 +67,9 @@ pub(super) async fn authorize(
                     .authorize_owner(&cx.principal, operation, resource, &cx.access)?;
             }
             Need::OwnAccount(resource) => {
-                cx.app.iam.authorize_own_account(
-                    &cx.principal,
-                    operation,
-                    resource,
-                    &cx.access,
-                )?;
+                cx.app
+                    .iam
+                    .authorize_own_account(&cx.principal, operation, resource, &cx.access)?;
             }
             Need::Admin { scope, resource } => {
                 cx.app.iam.authorize_admin(

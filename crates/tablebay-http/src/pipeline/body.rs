@@ -152,7 +152,10 @@ impl RequestBody {
 
     /// The body as JSON of type `T`; a blank body reads as `{}` when `blank_is_empty_object`. The whole body
     /// must be UTF-8: `serde_json::from_slice` does not check the strings of members it skips.
-    pub(crate) fn json<T: DeserializeOwned>(&self, blank_is_empty_object: bool) -> Result<T, String> {
+    pub(crate) fn json<T: DeserializeOwned>(
+        &self,
+        blank_is_empty_object: bool,
+    ) -> Result<T, String> {
         if blank_is_empty_object && self.is_blank() {
             return serde_json::from_str("{}").map_err(|e| e.to_string());
         }
@@ -176,7 +179,10 @@ mod tests {
         // and gives its share back once the body is read.
         let budget = BodyBudget::new(4_096);
         for _ in 0..3 {
-            assert_eq!(read(body(), 10_000, Some(&budget)).await.unwrap().len(), 10_000);
+            assert_eq!(
+                read(body(), 10_000, Some(&budget)).await.unwrap().len(),
+                10_000
+            );
         }
         assert_eq!(budget.units.available_permits(), budget.total_units);
     }
@@ -188,7 +194,11 @@ mod tests {
         let err = read(axum::body::Body::from("{}"), 100, Some(&budget)).await;
         assert!(matches!(err, Err(PipelineError::Busy)));
         drop(held);
-        assert!(read(axum::body::Body::from("{}"), 100, Some(&budget)).await.is_ok());
+        assert!(
+            read(axum::body::Body::from("{}"), 100, Some(&budget))
+                .await
+                .is_ok()
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use s3s::host::{S3Host, VirtualHost};
 use s3s::{S3Error, S3ErrorCode, S3Result};
 use tablebay_auth::{AuthError, Principal};
 use tablebay_catalog::{Catalog, TableStorage};
-use tablebay_iam::{AccessContext, Iam, ServiceError, Resource};
+use tablebay_iam::{AccessContext, Iam, Resource, ServiceError};
 use tablebay_objects::TableLocation;
 use tablebay_policy::Action;
 

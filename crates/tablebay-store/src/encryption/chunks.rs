@@ -552,7 +552,8 @@ mod tests {
             });
             let stream = open_range(cipher(), n, range.clone(), StoredBytes::Blocking(read));
             let opened: Vec<Bytes> = stream.await.unwrap().try_collect().await.unwrap();
-            let want = &plain[usize::try_from(range.start).unwrap()..usize::try_from(range.end).unwrap()];
+            let want =
+                &plain[usize::try_from(range.start).unwrap()..usize::try_from(range.end).unwrap()];
             assert_eq!(opened.concat(), want, "range {range:?}");
         }
     }

@@ -386,11 +386,15 @@ mod tests {
                 id: KeyId::Managed,
                 version: 1,
             },
-            wrapped: "AAECAwQFBgcICQoLfOSPF3VgsyIb34vzkikeiZVJwPlgGw1KarMdxQ5W74ZAl0b6U0wEpb1MN6j0Uqm3"
-                .to_string(),
+            wrapped:
+                "AAECAwQFBgcICQoLfOSPF3VgsyIb34vzkikeiZVJwPlgGw1KarMdxQ5W74ZAl0b6U0wEpb1MN6j0Uqm3"
+                    .to_string(),
         };
         let data_key = keys.unwrap_key(&wrapped).await.unwrap();
-        assert_eq!(data_key.0, std::array::from_fn::<u8, 32, _>(|i| 100 + u8::try_from(i).unwrap()));
+        assert_eq!(
+            data_key.0,
+            std::array::from_fn::<u8, 32, _>(|i| 100 + u8::try_from(i).unwrap())
+        );
     }
 
     fn b64(byte: u8) -> String {

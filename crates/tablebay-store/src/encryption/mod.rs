@@ -13,5 +13,5 @@ pub(crate) use chunks::{ChunkCipher, Sealer, StoredBytes, open_range};
 pub use keys::{
     DataKey, KeyError, KeyId, KeyProvider, KeyVersion, LocalKeys, MasterKey, WrappedKey,
 };
-pub use secrets::{open_secret, seal_secret};
 pub(crate) use secrets::SEALED_PREFIX as SEALED_SECRET_PREFIX;
+pub use secrets::{open_secret, seal_secret};

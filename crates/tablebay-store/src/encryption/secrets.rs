@@ -25,7 +25,9 @@ struct SealedSecret {
 /// Seals `secret` for storage (at most one chunk: a secret is a few dozen bytes).
 pub async fn seal_secret(keys: &dyn KeyProvider, secret: &str) -> Result<String, StoreError> {
     if secret.len() > super::CHUNK_BYTES as usize {
-        return Err(StoreError::Config("a secret to seal is longer than one chunk".to_string()));
+        return Err(StoreError::Config(
+            "a secret to seal is longer than one chunk".to_string(),
+        ));
     }
     let (cipher, encryption) = ChunkCipher::create(keys, &KeyId::Managed).await?;
     let mut sealer = Sealer::new(cipher);
@@ -78,7 +80,10 @@ mod tests {
     #[tokio::test]
     async fn a_secret_stored_before_sealing_reads_as_it_is() {
         let keys = LocalKeys::ephemeral();
-        assert_eq!(open_secret(&keys, "plain-old-secret").await.unwrap(), "plain-old-secret");
+        assert_eq!(
+            open_secret(&keys, "plain-old-secret").await.unwrap(),
+            "plain-old-secret"
+        );
     }
 
     #[tokio::test]
@@ -86,7 +91,10 @@ mod tests {
         let keys = LocalKeys::ephemeral();
         let stored = seal_secret(&keys, "s3cr3t").await.unwrap();
         let other = LocalKeys::single(KeyId::Managed, MasterKey::generate());
-        assert!(matches!(open_secret(&other, &stored).await, Err(StoreError::Key(_))));
+        assert!(matches!(
+            open_secret(&other, &stored).await,
+            Err(StoreError::Key(_))
+        ));
 
         let mut sealed: SealedSecret =
             serde_json::from_str(stored.strip_prefix(SEALED_PREFIX).unwrap()).unwrap();
@@ -94,7 +102,10 @@ mod tests {
         frame[0] ^= 1;
         sealed.sealed = BASE64.encode(frame);
         let altered = format!("{SEALED_PREFIX}{}", serde_json::to_string(&sealed).unwrap());
-        assert!(matches!(open_secret(&keys, &altered).await, Err(StoreError::Integrity(_))));
+        assert!(matches!(
+            open_secret(&keys, &altered).await,
+            Err(StoreError::Integrity(_))
+        ));
         assert!(matches!(
             open_secret(&keys, "sealed1:{not json").await,
             Err(StoreError::Corrupt(_))

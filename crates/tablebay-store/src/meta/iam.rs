@@ -369,7 +369,12 @@ impl MetaStore {
             .fetch_all(&self.pool)
             .await?
             .iter()
-            .map(|row| Ok((codec::text(row, "access_key_id")?, codec::text(row, "secret")?)))
+            .map(|row| {
+                Ok((
+                    codec::text(row, "access_key_id")?,
+                    codec::text(row, "secret")?,
+                ))
+            })
             .collect()
     }
 

@@ -79,12 +79,14 @@ pub(super) async fn insert_idempotency(
     tx: &mut Tx,
     record: &IdempotencyRecord,
 ) -> Result<bool, StoreError> {
-    sqlx::query("DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND expires_at_ms <= $3")
-        .bind(record.scope.as_str())
-        .bind(record.key.as_str())
-        .bind(codec::millis(record.created_at))
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query(
+        "DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND expires_at_ms <= $3",
+    )
+    .bind(record.scope.as_str())
+    .bind(record.key.as_str())
+    .bind(codec::millis(record.created_at))
+    .execute(&mut **tx)
+    .await?;
     let inserted = sqlx::query(
         "INSERT INTO idempotency_keys (scope, key, fingerprint, status, body, created_at_ms, expires_at_ms) \
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (scope, key) DO NOTHING",

@@ -195,7 +195,7 @@ pub(crate) async fn tables_swap_all_or_nothing(env: Env) {
     let tokens = || async {
         let mut tokens = Vec::new();
         for t in &tables {
-            tokens.push(token(&store, t.id).await);
+            tokens.push(token(store, t.id).await);
         }
         tokens
     };

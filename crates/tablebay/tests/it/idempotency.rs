@@ -132,10 +132,7 @@ async fn identical_keyed_commits_at_once_apply_once() {
     let after = load(&world, &prefix).await;
     let snapshots = after["metadata"]["snapshots"].as_array().unwrap();
     assert_eq!(
-        snapshots
-            .iter()
-            .filter(|s| s["snapshot-id"] == 42)
-            .count(),
+        snapshots.iter().filter(|s| s["snapshot-id"] == 42).count(),
         1
     );
     assert_eq!(
@@ -198,5 +195,8 @@ async fn identical_keyed_creates_at_once_answer_alike() {
             serde_json::from_str::<Value>(body).unwrap()["metadata-location"].clone()
         })
         .collect();
-    assert!(locations.iter().all(|l| l == &locations[0]), "{locations:?}");
+    assert!(
+        locations.iter().all(|l| l == &locations[0]),
+        "{locations:?}"
+    );
 }

@@ -100,48 +100,99 @@ async fn a_lost_database_is_503_on_every_surface_and_the_server_recovers() {
     let meta_url = through_proxy(database.url(), proxy.addr);
     let server = TestServer::start_with(&["--arn-flavor", "aws", "--meta-url", &meta_url]);
     let storage = new_table(&server, "outage").await;
-    let buckets: Value = server.call(M::GET, "/buckets", Value::Null).await.json().await.unwrap();
+    let buckets: Value = server
+        .call(M::GET, "/buckets", Value::Null)
+        .await
+        .json()
+        .await
+        .unwrap();
     let prefix = seg(buckets["tableBuckets"][0]["arn"].as_str().unwrap());
     let object = format!("/{storage}/data/kept.parquet");
-    let (status, _, _) = answer(&server, M::PUT, Surface::S3, &object, b"kept", "x-amz-request-id").await;
+    let (status, _, _) = answer(
+        &server,
+        M::PUT,
+        Surface::S3,
+        &object,
+        b"kept",
+        "x-amz-request-id",
+    )
+    .await;
     assert_eq!(status, 200);
 
     proxy.cut();
 
     // Control plane: ServiceUnavailableException in x-amzn-ErrorType, {"message"}.
-    let (status, kind, body) =
-        answer(&server, M::GET, Surface::Tables, "/buckets", b"", "x-amzn-errortype").await;
+    let (status, kind, body) = answer(
+        &server,
+        M::GET,
+        Surface::Tables,
+        "/buckets",
+        b"",
+        "x-amzn-errortype",
+    )
+    .await;
     assert_eq!(status, 503, "{body}");
     assert!(kind.starts_with("ServiceUnavailableException"), "{kind}");
     assert!(body.contains("retry"), "{body}");
     let namespace = json!({"namespace": ["during"]}).to_string();
     let path = format!("/namespaces/{prefix}");
-    let (status, request_id, body) =
-        answer(&server, M::PUT, Surface::Tables, &path, namespace.as_bytes(), "x-amzn-requestid").await;
+    let (status, request_id, body) = answer(
+        &server,
+        M::PUT,
+        Surface::Tables,
+        &path,
+        namespace.as_bytes(),
+        "x-amzn-requestid",
+    )
+    .await;
     assert_eq!(status, 503, "{body}");
     assert!(!request_id.is_empty());
 
     // Iceberg REST: the ErrorModel with type ServiceUnavailableException and code 503.
     let path = format!("/iceberg/v1/{prefix}/namespaces");
-    let (status, request_id, body) =
-        answer(&server, M::GET, Surface::Iceberg, &path, b"", "x-request-id").await;
+    let (status, request_id, body) = answer(
+        &server,
+        M::GET,
+        Surface::Iceberg,
+        &path,
+        b"",
+        "x-request-id",
+    )
+    .await;
     assert_eq!(status, 503, "{body}");
     assert!(!request_id.is_empty());
     let error: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(error["error"]["type"], "ServiceUnavailableException", "{body}");
+    assert_eq!(
+        error["error"]["type"], "ServiceUnavailableException",
+        "{body}"
+    );
     assert_eq!(error["error"]["code"], 503);
 
     // Admin: {"code": "ServiceUnavailable"}.
-    let (status, kind, body) =
-        answer(&server, M::GET, Surface::Tables, "/admin/users", b"", "x-amzn-errortype").await;
+    let (status, kind, body) = answer(
+        &server,
+        M::GET,
+        Surface::Tables,
+        "/admin/users",
+        b"",
+        "x-amzn-errortype",
+    )
+    .await;
     assert_eq!(status, 503, "{body}");
     assert_eq!(kind, "ServiceUnavailable");
 
     // S3: the XML error ServiceUnavailable, which S3 clients retry.
     for method in [M::GET, M::PUT] {
         let body: &[u8] = if method == M::PUT { b"lost" } else { b"" };
-        let (status, request_id, text) =
-            answer(&server, method, Surface::S3, &object, body, "x-amz-request-id").await;
+        let (status, request_id, text) = answer(
+            &server,
+            method,
+            Surface::S3,
+            &object,
+            body,
+            "x-amz-request-id",
+        )
+        .await;
         assert_eq!(status, 503, "{text}");
         assert!(text.contains("<Code>ServiceUnavailable</Code>"), "{text}");
         assert!(!request_id.is_empty());
@@ -156,7 +207,10 @@ async fn a_lost_database_is_503_on_every_surface_and_the_server_recovers() {
         if status == 200 {
             break;
         }
-        assert!(Instant::now() < deadline, "still {status} after the database came back");
+        assert!(
+            Instant::now() < deadline,
+            "still {status} after the database came back"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     // What was acknowledged before is there; what was refused did not happen.
@@ -165,7 +219,15 @@ async fn a_lost_database_is_503_on_every_surface_and_the_server_recovers() {
     let path = format!("/namespaces/{prefix}/during");
     assert_eq!(server.call(M::GET, &path, Value::Null).await.status(), 404);
     let path = format!("/iceberg/v1/{prefix}/namespaces");
-    let (status, _, body) = answer(&server, M::GET, Surface::Iceberg, &path, b"", "x-request-id").await;
+    let (status, _, body) = answer(
+        &server,
+        M::GET,
+        Surface::Iceberg,
+        &path,
+        b"",
+        "x-request-id",
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     drop(server);
     database.drop_database().await;
