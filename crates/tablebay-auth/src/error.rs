@@ -13,7 +13,7 @@ pub enum AuthError {
     Missing,
     /// The `Authorization` header or presigned query is present but cannot be parsed, or is
     /// incomplete (a missing component, an unsupported algorithm, a `host` that is not signed, …).
-    #[error("malformed AWS SigV4 authentication: {0}")]
+    #[error("malformed authentication: {0}")]
     Malformed(String),
     /// The request time is outside the allowed clock skew, or a presigned URL has expired.
     #[error("the request has expired or its time is too far from the server's time")]
@@ -38,7 +38,11 @@ pub enum AuthError {
     /// No accepted canonical form of the request verifies against the signature.
     #[error("the request signature does not match")]
     SignatureMismatch,
-    /// The body does not hash to the `x-amz-content-sha256` the signature was verified with.
-    #[error("the body does not match the x-amz-content-sha256 header")]
+    /// The body does not hash to the `x-amz-content-sha256` (SigV4) or `x-oss-content-sha256` (OSS V4) the
+    /// signature was verified with.
+    #[error("the body does not match the payload hash it was signed with")]
     PayloadMismatch,
+    /// The body does not match its `Content-MD5` header.
+    #[error("the body does not match its Content-MD5 header")]
+    ContentMd5Mismatch,
 }

@@ -10,6 +10,7 @@
 
 mod bearer;
 mod error;
+pub mod oss4;
 mod principal;
 mod sigv4;
 

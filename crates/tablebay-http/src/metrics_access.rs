@@ -55,6 +55,7 @@ impl MetricsAccess {
                 let schemes = Schemes {
                     sigv4: state.tables_verifier.clone(),
                     bearer: false,
+                    oss4: true,
                 };
                 match pipeline::authenticate_bodiless(state, schemes, &parts).await {
                     Ok(principal) if principal.kind == PrincipalKind::InstanceRoot => Ok(()),

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use tablebay_auth::SigV4Verifier;
+use tablebay_auth::oss4::Oss4Verifier;
 use tablebay_catalog::Catalog;
 use tablebay_iam::Iam;
 use tablebay_maintenance::JobRunner;
@@ -47,6 +48,8 @@ pub struct AppState {
     pub tables_verifier: Arc<SigV4Verifier>,
     /// SigV4 verifier of the STS endpoint (service `sts`).
     pub sts_verifier: Arc<SigV4Verifier>,
+    /// OSS V4 verifier of the tables listener (product `osstables`: Alibaba's SDKs and ossutil).
+    pub oss4_verifier: Arc<Oss4Verifier>,
     /// Request metrics.
     pub metrics: Arc<Metrics>,
     /// The Iceberg REST catalog's settings (data-plane URL, bearer tokens).
@@ -73,7 +76,8 @@ impl AppState {
                 region.clone(),
                 &["s3tables", "osstables"],
             )),
-            sts_verifier: Arc::new(SigV4Verifier::new(region, &["sts"])),
+            sts_verifier: Arc::new(SigV4Verifier::new(region.clone(), &["sts"])),
+            oss4_verifier: Arc::new(Oss4Verifier::new(region)),
             metrics: Arc::new(Metrics::default()),
             iceberg: Arc::new(iceberg),
             maintenance: None,

@@ -103,9 +103,9 @@ impl From<AuthError> for StsError {
                 "SignatureDoesNotMatch",
                 format!("Credential should be scoped correctly: {why}"),
             ),
-            AuthError::PayloadMismatch => Self::invalid(
-                "The body does not match the x-amz-content-sha256 header it was signed with",
-            ),
+            AuthError::PayloadMismatch | AuthError::ContentMd5Mismatch => {
+                Self::invalid(e.to_string())
+            }
             AuthError::Unavailable => {
                 Self::unavailable("The credential store is unavailable; retry")
             }
@@ -200,6 +200,7 @@ impl Surface for Sts {
         Schemes {
             sigv4: app.sts_verifier.clone(),
             bearer: false,
+            oss4: true,
         }
     }
 

@@ -5,12 +5,12 @@
 //! `presigned` parse the credentials; `verifier` checks time and scope and tries the canonical variants
 //! real clients sign; `signer` is the client side. Streaming (`aws-chunked`) payloads are not handled yet.
 
-mod canonical;
+pub(crate) mod canonical;
 mod header;
 mod presigned;
 mod scope;
 pub mod signer;
-mod verifier;
+pub(crate) mod verifier;
 
 pub use verifier::{
     AuthMechanism, SigV4Verifier, SignedPayload, SignedRequest, check_claimed_payload,

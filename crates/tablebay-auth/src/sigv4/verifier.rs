@@ -521,7 +521,10 @@ pub(crate) fn parse_amz_date(value: &str) -> Option<DateTime<Utc>> {
 }
 
 /// The value of a header that may appear at most once, as a string.
-fn single_header(headers: &http::HeaderMap, name: &str) -> Result<Option<String>, AuthError> {
+pub(crate) fn single_header(
+    headers: &http::HeaderMap,
+    name: &str,
+) -> Result<Option<String>, AuthError> {
     let mut values = headers.get_all(name).iter();
     let Some(value) = values.next() else {
         return Ok(None);

@@ -47,6 +47,7 @@ impl Surface for Admin {
         Schemes {
             sigv4: app.tables_verifier.clone(),
             bearer: false,
+            oss4: true,
         }
     }
 

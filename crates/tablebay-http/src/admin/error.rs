@@ -90,7 +90,9 @@ fn auth_error(e: AuthError) -> AdminError {
         AuthError::Unavailable => {
             AdminError::Unavailable("The credential store is unavailable; retry".to_string())
         }
-        AuthError::PayloadMismatch => AdminError::BadRequest(e.to_string()),
+        AuthError::PayloadMismatch | AuthError::ContentMd5Mismatch => {
+            AdminError::BadRequest(e.to_string())
+        }
         AuthError::Missing
         | AuthError::Malformed(_)
         | AuthError::RequestExpired

@@ -12,7 +12,9 @@ use super::access::{self, Resolved};
 use super::error::ControlPlaneError;
 use super::request::RequestContext;
 use super::router::{Endpoint, route};
-use super::{buckets, encryption, maintenance, namespaces, policies, storage, tables, tagging};
+use super::{
+    buckets, encryption, maintenance, namespaces, policies, storage, tables, tagging, virtual_host,
+};
 use crate::pipeline::{self, Context, Need, RequestBody, Schemes, Surface};
 use crate::state::AppState;
 
@@ -33,11 +35,14 @@ impl Surface for ControlPlane {
         Schemes {
             sigv4: app.tables_verifier.clone(),
             bearer: false,
+            oss4: true,
         }
     }
 
     fn parse(&self, parts: &Parts, body: RequestBody) -> Result<Endpoint, ControlPlaneError> {
-        route(&parts.method, parts.uri.path(), parts.uri.query(), &body)
+        let endpoint = route(&parts.method, parts.uri.path(), parts.uri.query(), &body)?;
+        virtual_host::check(parts, &endpoint)?;
+        Ok(endpoint)
     }
 
     fn operation(endpoint: &Endpoint) -> &'static str {

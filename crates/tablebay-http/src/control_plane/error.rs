@@ -96,7 +96,9 @@ fn auth_error(e: AuthError) -> ControlPlaneError {
         AuthError::InvalidSessionToken => "The security token included in the request is invalid.".to_string(),
         AuthError::ExpiredSessionToken => "The security token included in the request is expired".to_string(),
         AuthError::PayloadMismatch => return ControlPlaneError::BadRequest(
-            "The body does not match the x-amz-content-sha256 header it was signed with".to_string()),
+            "The body does not match the payload hash it was signed with".to_string()),
+        AuthError::ContentMd5Mismatch => return ControlPlaneError::BadRequest(
+            "The body does not match its Content-MD5 header".to_string()),
         AuthError::Unavailable => return ControlPlaneError::Unavailable("The credential store is unavailable; retry".to_string()),
     })
 }

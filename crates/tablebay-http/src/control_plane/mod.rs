@@ -14,6 +14,7 @@ mod router;
 mod storage;
 mod tables;
 mod tagging;
+mod virtual_host;
 mod wire;
 
 pub(crate) use dispatch::handle;

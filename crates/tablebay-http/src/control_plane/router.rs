@@ -187,6 +187,58 @@ pub(crate) enum Endpoint {
 }
 
 impl Endpoint {
+    /// The table bucket ARN the request names, as spelled (path, or GetTable's query): what a virtual-hosted
+    /// address must agree with. `None` for the operations without a bucket and for tagging (any resource ARN).
+    pub(crate) fn bucket_arn(&self) -> Option<&str> {
+        use Endpoint as E;
+        match self {
+            E::CreateTableBucket { .. }
+            | E::ListTableBuckets { .. }
+            | E::TagResource { .. }
+            | E::UntagResource { .. }
+            | E::ListTagsForResource { .. } => None,
+            E::GetTableBucket { bucket }
+            | E::DeleteTableBucket { bucket }
+            | E::PutTableBucketPolicy { bucket, .. }
+            | E::GetTableBucketPolicy { bucket }
+            | E::DeleteTableBucketPolicy { bucket }
+            | E::PutTableBucketEncryption { bucket, .. }
+            | E::GetTableBucketEncryption { bucket }
+            | E::DeleteTableBucketEncryption { bucket }
+            | E::PutTableBucketMaintenanceConfiguration { bucket, .. }
+            | E::GetTableBucketMaintenanceConfiguration { bucket }
+            | E::PutTableBucketStorageClass { bucket, .. }
+            | E::GetTableBucketStorageClass { bucket }
+            | E::PutTableBucketMetricsConfiguration { bucket }
+            | E::GetTableBucketMetricsConfiguration { bucket }
+            | E::DeleteTableBucketMetricsConfiguration { bucket }
+            | E::CreateNamespace { bucket, .. }
+            | E::ListNamespaces { bucket, .. }
+            | E::GetNamespace { bucket, .. }
+            | E::DeleteNamespace { bucket, .. }
+            | E::CreateTable { bucket, .. }
+            | E::ListTables { bucket, .. } => Some(bucket),
+            E::GetTable {
+                table: GetTableSelector::Arn(arn),
+            } => arn.split_once("/table/").map(|(bucket, _)| bucket),
+            E::GetTable {
+                table: GetTableSelector::Path(table),
+            }
+            | E::DeleteTable { table, .. }
+            | E::RenameTable { table, .. }
+            | E::GetTableMetadataLocation { table }
+            | E::UpdateTableMetadataLocation { table, .. }
+            | E::PutTablePolicy { table, .. }
+            | E::GetTablePolicy { table }
+            | E::DeleteTablePolicy { table }
+            | E::GetTableEncryption { table }
+            | E::PutTableMaintenanceConfiguration { table, .. }
+            | E::GetTableMaintenanceConfiguration { table }
+            | E::GetTableMaintenanceJobStatus { table }
+            | E::GetTableStorageClass { table } => Some(&table.bucket),
+        }
+    }
+
     /// The API operation name (logs, metrics, and the IAM action of the same name).
     pub(crate) fn operation(&self) -> &'static str {
         match self {

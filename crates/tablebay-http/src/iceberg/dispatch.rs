@@ -36,6 +36,7 @@ impl Surface for Iceberg {
         Schemes {
             sigv4: app.tables_verifier.clone(),
             bearer: true,
+            oss4: true,
         }
     }
 

@@ -154,10 +154,8 @@ impl IcebergError {
             AuthError::ExpiredSessionToken => {
                 "The security token included in the request is expired".to_string()
             }
-            AuthError::PayloadMismatch => {
-                return Self::bad_request(
-                    "The body does not match the x-amz-content-sha256 header it was signed with",
-                );
+            AuthError::PayloadMismatch | AuthError::ContentMd5Mismatch => {
+                return Self::bad_request(e.to_string());
             }
             AuthError::Unavailable => {
                 return Self::unavailable("The credential store is unavailable; retry");
@@ -179,6 +177,7 @@ impl IcebergError {
             | AuthError::Missing
             | AuthError::SignatureMismatch
             | AuthError::PayloadMismatch
+            | AuthError::ContentMd5Mismatch
             | AuthError::Malformed(_)
             | AuthError::ScopeMismatch(_) => "The bearer token is not valid".to_string(),
         };

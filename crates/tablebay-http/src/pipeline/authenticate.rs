@@ -3,14 +3,17 @@
 //! the signature over the body once it has arrived. When a SigV4 request claims its payload hash
 //! (`x-amz-content-sha256`), the signature is checked at once and the body only has to match the claim.
 //!
-//! The schemes: SigV4 (header or presigned query, `tablebay_auth::SigV4Verifier`) and OAuth2 bearer tokens
-//! issued by the Iceberg token endpoint. Temporary credentials carry their session token either way.
+//! The schemes: SigV4 (header or presigned query, `tablebay_auth::SigV4Verifier`), OSS V4 on the tables listener
+//! (`tablebay_auth::oss4`: Alibaba's SDKs and ossutil; its signature covers the headers, so it is checked before
+//! the body, and the body then against its declared digests), and OAuth2 bearer tokens issued by the Iceberg token
+//! endpoint. Temporary credentials carry their session token whichever scheme signed.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use http::header;
 use http::request::Parts;
+use tablebay_auth::oss4::{self, Oss4Verifier};
 use tablebay_auth::{
     AuthError, Principal, SigV4Verifier, SignedPayload, SignedRequest, check_claimed_payload,
     claimed_payload_hash, latin1_to_utf8,
@@ -27,6 +30,8 @@ pub(crate) struct Schemes {
     pub sigv4: Arc<SigV4Verifier>,
     /// OAuth2 bearer tokens (`Authorization: Bearer …`).
     pub bearer: bool,
+    /// OSS V4 (`OSS4-HMAC-SHA256`, product `osstables`).
+    pub oss4: bool,
 }
 
 /// Credentials identified from the headers; the body is still to be checked against them.
@@ -35,6 +40,8 @@ pub(crate) enum Pending {
     Bearer(KnownKey),
     /// SigV4 whose claimed payload hash the signature was verified with: the body must hash to the claim.
     Claimed { key: KnownKey, claimed: [u8; 32] },
+    /// OSS V4, verified: the body must match the digests the request declares.
+    Oss4(KnownKey),
     /// SigV4 to verify over the body.
     SigV4 {
         key: KnownKey,
@@ -63,6 +70,14 @@ pub(super) async fn identify(
             .map_err(PipelineError::BearerToken)?
             .ok_or(PipelineError::BearerToken(AuthError::UnknownAccessKey))?;
         return Ok(Pending::Bearer(key));
+    }
+    if schemes.oss4 && Oss4Verifier::is_oss4(parts) {
+        let verifier = &app.oss4_verifier;
+        let request = verifier.parse(parts, now)?;
+        let key = lookup(&app.iam, &request.access_key_id).await?;
+        verifier.verify(&request, parts, key.secret())?;
+        key.check_session_token(request.session_token.as_deref(), now)?;
+        return Ok(Pending::Oss4(key));
     }
     let request = schemes.sigv4.parse(parts, now)?;
     let key = lookup(&app.iam, &request.access_key_id).await?;
@@ -94,6 +109,10 @@ impl Pending {
     ) -> Result<(Principal, RequestBody), AuthError> {
         let (key, reading) = match self {
             Self::Bearer(key) => (key, SignedPayload::AsSent),
+            Self::Oss4(key) => {
+                oss4::check_body(parts, &body)?;
+                (key, SignedPayload::AsSent)
+            }
             Self::Claimed { key, claimed } => {
                 let reading = check_claimed_payload(&claimed, &body)?;
                 (key, reading)

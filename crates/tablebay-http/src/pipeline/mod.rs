@@ -26,6 +26,7 @@ use axum::extract::Request;
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderName, HeaderValue, StatusCode};
+use tablebay_auth::oss4::Oss4Verifier;
 use tablebay_auth::{AuthError, Principal};
 use tablebay_catalog::AccountId;
 use tablebay_iam::{AccessContext, ServiceError};
@@ -142,14 +143,17 @@ pub(crate) async fn serve<S: Surface>(app: &AppState, surface: &S, request: Requ
     let started = Instant::now();
     let request_id = uuid::Uuid::new_v4().to_string();
     let (parts, body) = request.into_parts();
+    let oss_signed = Oss4Verifier::is_oss4(&parts);
     let mut outcome = Outcome {
         operation: "unknown",
         principal: None,
     };
     let result = run(app, surface, &parts, body, &request_id, &mut outcome).await;
-    let response = match result {
+    let mut error_kind = None;
+    let mut response = match result {
         Ok(response) => response,
         Err(e) => {
+            error_kind = Some(e.kind());
             if !e.status().is_server_error() {
                 tracing::debug!(
                     surface = S::NAME,
@@ -162,6 +166,9 @@ pub(crate) async fn serve<S: Surface>(app: &AppState, surface: &S, request: Requ
             e.render(&request_id)
         }
     };
+    if oss_signed {
+        oss_shaped(&mut response, &request_id, error_kind);
+    }
     finish(
         app,
         S::NAME,
@@ -210,6 +217,22 @@ async fn run<S: Surface>(
     let (resolved, needs) = surface.resolve(&cx, endpoint).await?;
     authorize::authorize(&cx, outcome.operation, &needs).await?;
     surface.handle(&cx, resolved).await
+}
+
+/// What Alibaba's SDKs read from an answer to an OSS V4-signed request: the request id in `x-oss-request-id`, and
+/// for an error its code in `x-oss-error-type` (the message is the JSON body's `message`, as the control plane and
+/// admin write it).
+fn oss_shaped(response: &mut Response, request_id: &str, error_kind: Option<&'static str>) {
+    let headers = response.headers_mut();
+    if let Ok(id) = HeaderValue::from_str(request_id) {
+        headers.insert(HeaderName::from_static("x-oss-request-id"), id);
+    }
+    if let Some(kind) = error_kind {
+        headers.insert(
+            HeaderName::from_static("x-oss-error-type"),
+            HeaderValue::from_static(kind),
+        );
+    }
 }
 
 /// Authenticates a request that carries no body (a metrics scrape): the same schemes and checks as any other.
