@@ -134,7 +134,8 @@ impl WireError for ControlPlaneError {
             }
             other => other.to_string(),
         };
-        let body = serde_json::json!({ "message": message }).to_string();
+        // `code` too: AWS SDKs read the type from `x-amzn-ErrorType`, Alibaba's Go SDK (ossutil) from the body.
+        let body = serde_json::json!({ "code": error_type, "message": message }).to_string();
         let mut response = (status, body).into_response();
         let headers = response.headers_mut();
         headers.insert(
