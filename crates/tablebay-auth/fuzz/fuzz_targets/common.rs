@@ -139,6 +139,36 @@ pub fn edit(input: &mut Input<'_>, value: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Another spelling of one character of a query, chosen by the input: a `%XX` escape written as the character it
+/// stands for, or a character written as its escape. A client may spell a query either way, and an attacker who
+/// holds a signed request may try it, so a re-spelling must verify only when the application reads it the same.
+pub fn respell(input: &mut Input<'_>, query: &str) -> Option<String> {
+    let bytes = query.as_bytes();
+    if bytes.is_empty() {
+        return None;
+    }
+    let at = usize::from(input.u16()) % bytes.len();
+    let escape = bytes
+        .get(at..at + 3)
+        .filter(|e| e[0] == b'%' && e[1].is_ascii_hexdigit() && e[2].is_ascii_hexdigit())
+        .and_then(|e| u8::from_str_radix(std::str::from_utf8(&e[1..]).ok()?, 16).ok());
+    let mut out = String::with_capacity(query.len() + 2);
+    out.push_str(query.get(..at)?);
+    match escape {
+        // Only characters a URI may carry unescaped.
+        Some(b) if b.is_ascii_graphic() && !b"#%?\"<>`^{|}[]".contains(&b) => {
+            out.push(char::from(b));
+            out.push_str(query.get(at + 3..)?);
+        }
+        Some(_) => return None,
+        None => {
+            out.push_str(&format!("%{:02X}", bytes[at]));
+            out.push_str(query.get(at + 1..)?);
+        }
+    }
+    Some(out)
+}
+
 /// A query string as the application reads it (`application/x-www-form-urlencoded`: `+` is a space), sorted:
 /// SigV4 does not sign the order of parameters, so the order is not part of what a signature vouches for.
 pub fn query_meaning(raw: &str, skip: &[&str]) -> Vec<(Vec<u8>, Vec<u8>)> {

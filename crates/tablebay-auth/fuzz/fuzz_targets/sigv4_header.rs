@@ -9,14 +9,18 @@
 //!   `SignedRequest` (hex case, header-name case, spaces around separators) can verify.
 //! - odd: a request is built from the input (method, path, query, headers, session token, body) and signed with
 //!   `signer::sign_with`; it must verify (round trip), and then any one-byte edit of its `Authorization` value
-//!   (replace, insert, delete) must not verify unless it parses to the same `SignedRequest`.
+//!   (replace, insert, delete) must not verify unless it parses to the same `SignedRequest`; and a re-spelling of
+//!   one character of its query (`%XX` ↔ the character) must not verify unless the application reads the same
+//!   parameters (form-decoded, `+` is a space, in any order: SigV4 sorts them).
 #![no_main]
 
 mod common;
 
 use std::sync::OnceLock;
 
-use common::{HOST, Input, KEY_ID, REGION, SECRET, edit, header_text, now, parts, verified};
+use common::{
+    HOST, Input, KEY_ID, REGION, SECRET, edit, header_text, now, parts, query_meaning, respell, verified,
+};
 use http::header::AUTHORIZATION;
 use http::request::Parts;
 use libfuzzer_sys::fuzz_target;
@@ -83,6 +87,7 @@ fn round_trip(verifier: &SigV4Verifier, input: &mut Input<'_>) {
     let custom = header_text(input.chunk(24));
     let token = String::from_utf8(header_text(input.chunk(32))).unwrap();
     let mutation = input.take(4).to_vec();
+    let respelling = input.take(2).to_vec();
     let body = input.rest();
 
     let path_and_query = if flags & 1 != 0 { format!("{path}?{query}") } else { path };
@@ -106,19 +111,31 @@ fn round_trip(verifier: &SigV4Verifier, input: &mut Input<'_>) {
     };
 
     let original = p.headers[AUTHORIZATION].as_bytes().to_vec();
-    let Some(mutated) = edit(&mut Input(&mutation), &original) else {
-        return;
-    };
-    let Some(p) = with_authorization(&p, &mutated) else {
-        return;
-    };
-    if let Some(parsed) = verified(verifier, &p, body) {
+    if let Some(mutated) = edit(&mut Input(&mutation), &original)
+        && let Some(edited) = with_authorization(&p, &mutated)
+        && let Some(parsed) = verified(verifier, &edited, body)
+    {
         assert_eq!(
             parsed,
             signed,
             "an edited Authorization header verified: {:?}",
             String::from_utf8_lossy(&mutated)
         );
+    }
+
+    let query = p.uri.query().unwrap_or("");
+    if let Some(respelled) = respell(&mut Input(&respelling), query)
+        && let Ok(uri) = format!("{}?{respelled}", p.uri.path()).parse()
+    {
+        let mut edited = p.clone();
+        edited.uri = uri;
+        if verified(verifier, &edited, body).is_some() {
+            assert_eq!(
+                query_meaning(&respelled, &[]),
+                query_meaning(query, &[]),
+                "a re-spelled query verified and reads otherwise: {query:?} -> {respelled:?}"
+            );
+        }
     }
 }
 

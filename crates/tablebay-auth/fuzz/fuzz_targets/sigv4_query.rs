@@ -11,14 +11,17 @@
 //! - odd: a request is built from the input (method, path, query, session token, expiry) and presigned with
 //!   `signer::presign`; it must verify (round trip, unless the input's own query already carries `X-Amz-*`
 //!   authentication parameters), and then any one-byte edit of the query (replace, insert, delete) must not
-//!   verify unless it parses to the same `SignedRequest` with the same meaning.
+//!   verify unless it parses to the same `SignedRequest` with the same meaning; nor may a re-spelling of one
+//!   character (`%XX` ↔ the character).
 #![no_main]
 
 mod common;
 
 use std::sync::OnceLock;
 
-use common::{HOST, Input, KEY_ID, REGION, SECRET, edit, now, parts, query_meaning, verified};
+use common::{
+    HOST, Input, KEY_ID, REGION, SECRET, edit, now, parts, query_meaning, respell, verified,
+};
 use http::request::Parts;
 use libfuzzer_sys::fuzz_target;
 use tablebay_auth::signer::{SigningParams, presign};
@@ -97,7 +100,7 @@ fn round_trip(verifier: &SigV4Verifier, input: &mut Input<'_>) {
     let expires = 1 + u32::from(input.u16()) * 10 % 604_800;
     let path = common::path(input.chunk(48));
     let token = String::from_utf8(common::header_text(input.chunk(32))).unwrap();
-    let mutation = input.take(4).to_vec();
+    let mutation = input.take(5).to_vec();
     let query = common::query(input.rest());
 
     let path_and_query = if flags & 1 != 0 { format!("{path}?{query}") } else { path };
@@ -118,11 +121,14 @@ fn round_trip(verifier: &SigV4Verifier, input: &mut Input<'_>) {
         None => panic!("a presigned request does not verify: {p:?}"),
     };
 
-    let original = p.uri.query().unwrap_or("").as_bytes().to_vec();
-    let Some(mutated) = edit(&mut Input(&mutation), &original) else {
-        return;
+    let original = p.uri.query().unwrap_or("");
+    let mut mutation = Input(&mutation);
+    let mutated = if mutation.byte() % 2 == 0 {
+        edit(&mut mutation, original.as_bytes()).and_then(|m| String::from_utf8(m).ok())
+    } else {
+        respell(&mut mutation, original)
     };
-    let Ok(mutated) = String::from_utf8(mutated) else {
+    let Some(mutated) = mutated else {
         return;
     };
     let Some(edited) = with_query(&p, &mutated) else {

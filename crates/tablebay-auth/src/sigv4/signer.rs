@@ -2,8 +2,9 @@
 //!
 //! It signs the way botocore's `SigV4Auth` does (`reference/s3tables-api.md` §1.1): the canonical URI is
 //! the wire path with dot segments removed and `UriEncode`d again (double encoding), the canonical query
-//! is decoded, re-encoded and sorted, every header present is signed except the ones proxies and HTTP
-//! stacks add or change (`user-agent`, `expect`, `transfer-encoding`, `connection`, `x-amzn-trace-id`),
+//! is decoded (a raw `+` as a space, as the server reads it; botocore never sends one), re-encoded and sorted,
+//! every header present is signed except the ones proxies and HTTP stacks add or change (`user-agent`,
+//! `expect`, `transfer-encoding`, `connection`, `x-amzn-trace-id`),
 //! and the payload hash is the hex SHA-256 of the body. Tablebay's own integration tests use it as
 //! their client; the server never signs anything with it.
 
@@ -102,7 +103,7 @@ pub fn sign_with(
     let signed_headers = names.join(";");
     let headers = canonical_headers(&parts.headers, None, &names);
     let uri = double_encoded_uri(parts.uri.path());
-    let query = canonical_query(parts.uri.query().unwrap_or(""), Plus::Literal, false);
+    let query = canonical_query(parts.uri.query().unwrap_or(""), Plus::Space, false);
     let payload = hex_sha256(body);
     let canonical = CanonicalRequest {
         method: parts.method.as_str(),
@@ -165,7 +166,7 @@ pub fn presign(
     let names = ["host".to_owned()];
     let headers = canonical_headers(&parts.headers, None, &names);
     let uri = double_encoded_uri(parts.uri.path());
-    let canonical_query = canonical_query(&query, Plus::Literal, false);
+    let canonical_query = canonical_query(&query, Plus::Space, false);
     let canonical = CanonicalRequest {
         method: parts.method.as_str(),
         uri: &uri,
