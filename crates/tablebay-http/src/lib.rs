@@ -11,6 +11,8 @@ mod admin;
 mod authn;
 mod control_plane;
 mod form;
+#[doc(hidden)]
+pub mod fuzzing;
 mod iceberg;
 mod metrics_access;
 mod observe;
