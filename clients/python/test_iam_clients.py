@@ -105,7 +105,9 @@ def table_home(server):
 
 def test_aws_cli_sts_get_session_token_and_assume_role(server, tmp_path):
     bucket_arn, _, _ = table_home(server)
-    name, key, secret = new_user(server, allow("s3tables:ListTableBuckets", "s3tables:GetTableBucket"))
+    # sts:AssumeRole: assuming the role below takes the caller's own allow as well as the role's trust.
+    name, key, secret = new_user(server, allow("s3tables:ListTableBuckets", "s3tables:GetTableBucket",
+                                               "sts:AssumeRole"))
     cli = Sts(server.tables_url, tmp_path / "aws", access_key=key, secret_key=secret)
 
     me = cli.sts("get-caller-identity")

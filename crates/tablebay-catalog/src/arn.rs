@@ -4,42 +4,22 @@
 //! Both parse; an ARN renders in the flavor it carries, which the catalog sets to the configured one.
 
 use std::fmt;
-use std::str::FromStr;
+
 
 use uuid::Uuid;
 
 use crate::{BucketName, CatalogError};
 
-/// Which ARN spelling the server writes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum ArnFlavor {
-    /// `acs:osstables:…` (Alibaba OSS Tables), the default.
-    #[default]
-    Oss,
-    /// `arn:aws:s3tables:…` (AWS S3 Tables).
-    Aws,
-}
+pub use tablebay_policy::ArnFlavor;
 
-impl ArnFlavor {
-    fn prefix(self) -> &'static str {
-        match self {
-            Self::Oss => "acs:osstables",
-            Self::Aws => "arn:aws:s3tables",
-        }
-    }
-}
-
-impl FromStr for ArnFlavor {
-    type Err = CatalogError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "oss" => Ok(Self::Oss),
-            "aws" => Ok(Self::Aws),
-            other => Err(CatalogError::invalid(format!(
-                "unknown ARN flavor '{other}' (expected 'oss' or 'aws')"
-            ))),
-        }
+/// Parses the `--arn-flavor` setting (`oss` or `aws`).
+pub fn parse_arn_flavor(s: &str) -> Result<ArnFlavor, CatalogError> {
+    match s {
+        "oss" => Ok(ArnFlavor::Oss),
+        "aws" => Ok(ArnFlavor::Aws),
+        other => Err(CatalogError::invalid(format!(
+            "unknown ARN flavor '{other}' (expected 'oss' or 'aws')"
+        ))),
     }
 }
 
@@ -139,7 +119,7 @@ impl ResourceArn {
         if s.len() > 2048 {
             return Err(bad());
         }
-        let (flavor, rest) = if let Some(rest) = s.strip_prefix("acs:osstables:") {
+        let (flavor, rest) = if let Some(rest) = s.strip_prefix(ArnFlavor::Oss.tables()) {
             (ArnFlavor::Oss, rest)
         } else if let Some(rest) = s.strip_prefix("arn:") {
             // `arn:<partition>:s3tables:` with any AWS partition (aws, aws-cn, aws-us-gov).
@@ -195,8 +175,8 @@ impl fmt::Display for BucketArn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}:{}:{}:bucket/{}",
-            self.flavor.prefix(),
+            "{}{}:{}:bucket/{}",
+            self.flavor.tables(),
             self.region,
             self.account,
             self.name

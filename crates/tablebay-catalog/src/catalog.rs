@@ -1,10 +1,12 @@
 //! The [`Catalog`] service handle, its configuration, and the plumbing every operation family shares:
-//! JSON-valued settings and version tokens. Table files are reached through `TableFiles` (`table_files.rs`).
+//! JSON-valued settings and version tokens. Table files are reached through `TableFiles` (`table_files.rs`), which
+//! stores them with the object service the catalog holds.
 
 use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tablebay_objects::Objects;
 use tablebay_store::encryption::KeyProvider;
 use tablebay_store::meta::AttributeKey;
 use tablebay_store::{BlobStore, MetaStore};
@@ -28,7 +30,8 @@ pub struct CatalogConfig {
 #[derive(Clone, Debug)]
 pub struct Catalog {
     pub(crate) meta: MetaStore,
-    pub(crate) blobs: BlobStore,
+    /// The table files (metadata files included) and their bytes.
+    pub(crate) objects: Objects,
     pub(crate) config: Arc<CatalogConfig>,
     pub(crate) metadata_cache: MetadataCache,
     pub(crate) commit_observers: CommitObservers,
@@ -43,9 +46,9 @@ impl Catalog {
         self.keys.as_ref()
     }
 
-    /// A catalog over the given stores, encrypting at rest with `keys` (check them with
-    /// [`Catalog::verify_keys`]). The keys are not optional: a catalog that silently used some other key would
-    /// write table files nothing else can read.
+    /// A catalog over the given stores, with its object service over the same stores, encrypting at rest with
+    /// `keys` (check them with [`Catalog::verify_keys`]). The keys are not optional: a catalog that silently used
+    /// some other key would write table files nothing else can read.
     pub fn new(
         meta: MetaStore,
         blobs: BlobStore,
@@ -53,8 +56,8 @@ impl Catalog {
         keys: Arc<dyn KeyProvider>,
     ) -> Self {
         Self {
+            objects: Objects::new(meta.clone(), blobs, keys.clone()),
             meta,
-            blobs,
             config: Arc::new(config),
             metadata_cache: MetadataCache::new(),
             commit_observers: CommitObservers::default(),
@@ -66,6 +69,12 @@ impl Catalog {
     /// The deployment configuration.
     pub fn config(&self) -> &CatalogConfig {
         &self.config
+    }
+
+    /// The object service the catalog stores table files with: the same one the data plane serves, so a surface
+    /// or the server's sweeps reach objects through it without going through the catalog.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
     }
 
     /// Reads a JSON-valued setting of a bucket or table.

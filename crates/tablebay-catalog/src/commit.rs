@@ -24,12 +24,13 @@ use tablebay_store::StoreError;
 use tablebay_store::meta::PointerSwap;
 use uuid::Uuid;
 
+use crate::idempotency::RememberedCommit;
 use crate::catalog::new_version_token;
 use crate::iceberg_tables::IcebergTable;
 use crate::metadata::metadata_file_location;
 use crate::metadata_cache::{LoadedMetadata, SnapshotRefInfo};
-use crate::objects::TableLocation;
 use crate::{AccountId, Catalog, CatalogError, Namespace, Table, TableFiles, TableName};
+use tablebay_objects::TableLocation;
 
 /// How many times a commit is rebased onto a table that moved before the server gives up with a 409.
 const MAX_ATTEMPTS: u32 = 12;
@@ -67,6 +68,10 @@ pub enum CommitError {
     /// The pointer swap failed in a way that leaves its outcome unknown (500: CommitStateUnknown).
     #[error("{0}")]
     StateUnknown(String),
+    /// A concurrent request with the same `Idempotency-Key` committed first; nothing of this one was published
+    /// (its answer is the other's, which is stored).
+    #[error("{0}")]
+    KeyTaken(String),
 }
 
 impl From<CatalogError> for CommitError {
@@ -322,6 +327,27 @@ fn metadata_version(location: &str) -> Option<u64> {
     version.parse().ok()
 }
 
+/// The tables of a prepared commit as they will be once its pointers are swapped (what its answer describes).
+fn preview(prepared: &[Prepared]) -> Vec<IcebergTable> {
+    prepared
+        .iter()
+        .map(|p| {
+            let mut table = p.table.clone();
+            if let Some(swap) = &p.swap {
+                table.version_token.clone_from(&swap.new_version_token);
+                table.metadata_location = Some(swap.new_metadata_location.clone());
+                table.modified_at = swap.modified_at;
+                table.modified_by.clone_from(&swap.modified_by);
+            }
+            IcebergTable {
+                table,
+                metadata_location: p.new_location.clone(),
+                metadata: p.loaded.clone(),
+            }
+        })
+        .collect()
+}
+
 /// One table's part of a commit, prepared: the metadata file written and the swap to make.
 struct Prepared {
     table: Table,
@@ -366,6 +392,18 @@ impl Catalog {
         changes: Vec<(Table, TableChange)>,
         by: &AccountId,
     ) -> Result<Vec<IcebergTable>, CommitError> {
+        self.commit_tables_remembering(changes, by, None).await
+    }
+
+    /// [`Catalog::commit_tables`] for a request that carries an `Idempotency-Key`: its answer, rendered from the
+    /// committed tables, is stored in the transaction that swaps the pointers, so two identical requests can
+    /// never both apply; the one that loses gets `KeyTaken` and nothing of it is published.
+    pub async fn commit_tables_remembering(
+        &self,
+        changes: Vec<(Table, TableChange)>,
+        by: &AccountId,
+        remember: Option<&RememberedCommit<'_>>,
+    ) -> Result<Vec<IcebergTable>, CommitError> {
         let mut seen = std::collections::HashSet::new();
         for (table, change) in &changes {
             if !seen.insert(table.id) {
@@ -398,7 +436,21 @@ impl Catalog {
                 }
             }
             let swaps: Vec<PointerSwap> = prepared.iter().filter_map(|p| p.swap.clone()).collect();
-            match self.meta.swap_table_pointers(&swaps).await {
+            let record = match remember {
+                Some(remember) => match remember.record(&preview(&prepared)) {
+                    Ok(record) => Some(record),
+                    Err(e) => {
+                        self.discard(&prepared).await;
+                        return Err(e.into());
+                    }
+                },
+                None => None,
+            };
+            match self
+                .meta
+                .swap_table_pointers_remembering(&swaps, record.as_ref())
+                .await
+            {
                 Ok(()) => {
                     let mut committed = Vec::with_capacity(prepared.len());
                     for p in prepared {
@@ -422,6 +474,12 @@ impl Catalog {
                     self.discard(&prepared).await;
                     return Err(CommitError::NotFound(
                         "The table was dropped while committing".into(),
+                    ));
+                }
+                Err(StoreError::AlreadyExists(_)) if remember.is_some() => {
+                    self.discard(&prepared).await;
+                    return Err(CommitError::KeyTaken(
+                        "A request with the same Idempotency-Key committed first".into(),
                     ));
                 }
                 Err(e) => {

@@ -1,14 +1,14 @@
 //! Encryption settings: a bucket's default for new tables (AES256 unless set), and each table's setting,
-//! fixed when the table is created (`reference/s3tables-api.md` §4); and what the setting means for the table's
-//! data: which master key encrypts new blobs, what a write may ask for, and the startup check of the keys.
+//! fixed when the table is created (`reference/s3tables-api.md` §4); what the setting means for the table's
+//! data (the object service's [`ObjectEncryption`], which master key seals new blobs), and the startup check of
+//! the keys.
 
-use tablebay_store::encryption::{BlobEncryption, KeyId};
-use tablebay_store::meta::{AttributeKey, BlobSegment, KeyCheck};
+use tablebay_objects::ObjectEncryption;
+use tablebay_store::meta::{AttributeKey, KeyCheck};
 use uuid::Uuid;
 
 use crate::{
-    BucketArn, Catalog, CatalogError, Encryption, ObjectError, SseAlgorithm, Table, TableBucket,
-    TableRef,
+    BucketArn, Catalog, CatalogError, Encryption, SseAlgorithm, Table, TableBucket, TableRef,
 };
 
 impl Catalog {
@@ -66,76 +66,20 @@ impl Catalog {
     }
 }
 
-/// The `x-amz-server-side-encryption` (and KMS key id) headers of a write: what the client asks for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RequestedEncryption {
-    /// The algorithm asked for.
-    pub algorithm: SseAlgorithm,
-    /// The KMS key asked for (an ARN, or the key id that ends one), with `aws:kms` only.
-    pub kms_key_id: Option<String>,
-}
-
-impl RequestedEncryption {
-    /// Checks the request against the table's encryption: a table's data is encrypted only as its setting says,
-    /// so asking for another algorithm or another KMS key is refused (`InvalidArgument`).
-    pub(crate) fn check(&self, table: &Encryption) -> Result<(), ObjectError> {
-        if self.kms_key_id.is_some() && self.algorithm != SseAlgorithm::AwsKms {
-            return Err(ObjectError::Invalid(
-                "Server Side Encryption with AWS KMS managed key requires HTTP header \
-                 x-amz-server-side-encryption : aws:kms"
-                    .to_string(),
-            ));
-        }
-        if self.algorithm != table.algorithm {
-            return Err(ObjectError::Invalid(format!(
-                "The server-side encryption {} is not allowed: this table's data is encrypted with {}",
-                self.algorithm, table.algorithm
-            )));
-        }
-        if let (Some(asked), Some(arn)) = (&self.kms_key_id, &table.kms_key_arn)
-            && asked != arn
-            && !arn.ends_with(&format!("/{asked}"))
-        {
-            return Err(ObjectError::Invalid(format!(
-                "The KMS key {asked} is not allowed: this table's data is encrypted with its own KMS key"
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// The master key that protects data under an encryption setting.
-pub(crate) fn key_of(encryption: &Encryption) -> KeyId {
+/// What an encryption setting means for a table's bytes: the master key that seals them.
+pub(crate) fn object_encryption(encryption: &Encryption) -> ObjectEncryption {
     match (&encryption.algorithm, &encryption.kms_key_arn) {
-        (SseAlgorithm::AwsKms, Some(arn)) => KeyId::Kms(arn.clone()),
-        _ => KeyId::Managed,
-    }
-}
-
-/// The encryption that stored blobs report (from the first encrypted segment; `None` when plaintext).
-pub(crate) fn of_segments(segments: &[BlobSegment]) -> Option<Encryption> {
-    segments
-        .iter()
-        .find_map(|s| s.encryption.as_ref())
-        .map(of_blob)
-}
-
-/// The encryption one stored blob reports.
-pub(crate) fn of_blob(encryption: &BlobEncryption) -> Encryption {
-    match encryption.key_id() {
-        KeyId::Managed => Encryption::aes256(),
-        KeyId::Kms(arn) => Encryption {
-            algorithm: SseAlgorithm::AwsKms,
-            kms_key_arn: Some(arn.clone()),
-        },
+        (SseAlgorithm::AwsKms, Some(arn)) => ObjectEncryption::Kms(arn.clone()),
+        _ => ObjectEncryption::Managed,
     }
 }
 
 /// Most tables whose (immutable) encryption setting is kept in memory.
 const ENCRYPTION_CACHE_ENTRIES: u64 = 100_000;
 
-/// Each table's encryption, cached: the setting is fixed at table creation, so an entry never goes stale.
-pub(crate) type EncryptionCache = moka::future::Cache<Uuid, Encryption>;
+/// What each table's encryption means for its bytes, cached: the setting is fixed at table creation, so an entry
+/// never goes stale.
+pub(crate) type EncryptionCache = moka::future::Cache<Uuid, ObjectEncryption>;
 
 pub(crate) fn new_encryption_cache() -> EncryptionCache {
     moka::future::Cache::new(ENCRYPTION_CACHE_ENTRIES)
@@ -145,7 +89,10 @@ impl Catalog {
     /// The encryption new data of the table gets: its setting (stored before a create or a staged create writes
     /// any file), or AES256 for storage that has none (a table registered from storage written before
     /// encryption at rest).
-    pub(crate) async fn data_encryption(&self, table_id: Uuid) -> Result<Encryption, ObjectError> {
+    pub(crate) async fn data_encryption(
+        &self,
+        table_id: Uuid,
+    ) -> Result<ObjectEncryption, CatalogError> {
         if let Some(hit) = self.encryption_cache.get(&table_id).await {
             return Ok(hit);
         }
@@ -154,13 +101,12 @@ impl Catalog {
             .await?
         {
             Some(encryption) => {
-                self.encryption_cache
-                    .insert(table_id, encryption.clone())
-                    .await;
-                Ok(encryption)
+                let data = object_encryption(&encryption);
+                self.encryption_cache.insert(table_id, data.clone()).await;
+                Ok(data)
             }
             // Not cached: a registered table's setting may still be written.
-            None => Ok(Encryption::aes256()),
+            None => Ok(ObjectEncryption::Managed),
         }
     }
 

@@ -1,5 +1,6 @@
 //! The catalog's error type: one variant per outcome a caller acts on. Each surface maps it to its wire format.
 
+use tablebay_objects::ObjectError;
 use tablebay_store::StoreError;
 
 /// What went wrong in a catalog operation.
@@ -50,5 +51,48 @@ impl CatalogError {
 impl From<StoreError> for CatalogError {
     fn from(err: StoreError) -> Self {
         Self::from_store(err, || "the resource".to_string())
+    }
+}
+
+/// Object-service failures as the catalog meets them, writing and reading a table's own files: a missing object or
+/// upload is not found, a conflict stays one, a KMS key the server lacks is the caller's bad setting (the message
+/// names the key), and the rest are the server's.
+impl From<ObjectError> for CatalogError {
+    fn from(err: ObjectError) -> Self {
+        match err {
+            ObjectError::Store(source) => Self::Store(source),
+            ObjectError::ObjectNotFound | ObjectError::UploadNotFound => {
+                Self::NotFound(err.to_string())
+            }
+            ObjectError::Conflict(message) => Self::Conflict(message),
+            ObjectError::UnknownKmsKey(message) => {
+                Self::Invalid(format!("Invalid keyId: {message}"))
+            }
+            ObjectError::Invalid(_)
+            | ObjectError::MalformedChecksum(_)
+            | ObjectError::MalformedChecksumTrailer(_)
+            | ObjectError::MissingChecksumTrailer(_)
+            | ObjectError::ChecksumAlgorithmMismatch { .. }
+            | ObjectError::UnsupportedChecksumType { .. }
+            | ObjectError::RangeAndPart
+            | ObjectError::InvalidRange
+            | ObjectError::PreconditionFailed
+            | ObjectError::NotModified
+            | ObjectError::MalformedMd5
+            | ObjectError::Md5Mismatch
+            | ObjectError::ChecksumMismatch(_)
+            | ObjectError::TooLarge(_)
+            | ObjectError::PartTooSmall
+            | ObjectError::LengthMismatch
+            | ObjectError::NoParts
+            | ObjectError::PartsOutOfOrder
+            | ObjectError::PartMismatch(_)
+            | ObjectError::PartWithoutChecksum { .. }
+            | ObjectError::EncryptionMismatch { .. }
+            | ObjectError::Body(_)
+            | ObjectError::Integrity(_)
+            | ObjectError::KeyUnavailable(_)
+            | ObjectError::Internal(_) => Self::Internal(err.to_string()),
+        }
     }
 }

@@ -16,11 +16,11 @@ use uuid::Uuid;
 
 use crate::catalog::new_version_token;
 use crate::metadata_cache::LoadedMetadata;
-use crate::objects::{TableLocation, warehouse_location};
 use crate::{
     AccountId, BucketArn, Catalog, CatalogError, Namespace, NamespaceName, NewTable, Table,
     TableDefinition, TableName, TableRef, Tags,
 };
+use tablebay_objects::{TableLocation, warehouse_location};
 
 /// A table with its current Iceberg metadata.
 #[derive(Clone, Debug)]
@@ -427,17 +427,9 @@ impl Catalog {
         Ok(table)
     }
 
-    /// Deletes every file in a table's storage (`tables/<table-id>/` in the blob store); returns how many.
-    /// Called after the table's row is gone.
-    pub async fn purge_table_storage(&self, table_id: Uuid) -> Result<u64, CatalogError> {
-        // Rows first: once they are gone nothing of the table is visible, so a crash mid-way leaves only
-        // unreferenced blobs.
-        let objects = self.meta.delete_table_objects(table_id).await?;
-        self.blobs
-            .delete_prefix(&format!("tables/{table_id}"))
-            .await?;
-        self.meta.forget_detached_storage(table_id).await?;
-        Ok(objects)
+    /// Deletes every file in a table's storage; returns how many. Called after the table's row is gone.
+    pub(crate) async fn purge_table_storage(&self, table_id: Uuid) -> Result<u64, CatalogError> {
+        Ok(self.objects.purge_table(table_id).await?)
     }
 
     /// Purges a dropped table's storage in the background; a failure is logged, and unreferenced-file removal

@@ -6,7 +6,7 @@
 use chrono::{Duration, Utc};
 use tablebay_store::meta::IdempotencyRecord;
 
-use crate::{AccountId, Catalog, CatalogError};
+use crate::{AccountId, Catalog, CatalogError, IcebergTable};
 
 /// How long an answer is kept: one hour, advertised as `idempotency-key-lifetime` `PT1H`.
 pub const IDEMPOTENCY_LIFETIME: Duration = Duration::hours(1);
@@ -20,6 +20,37 @@ pub struct RememberedReply {
     pub status: u16,
     /// Its body (empty for none).
     pub body: String,
+}
+
+/// The answer to an idempotent commit, stored with the commit itself
+/// ([`Catalog::commit_tables_remembering`]).
+pub struct RememberedCommit<'a> {
+    /// Whose key it is.
+    pub account: &'a AccountId,
+    /// The `Idempotency-Key`.
+    pub key: &'a str,
+    /// What the request was (see [`RememberedReply::fingerprint`]).
+    pub fingerprint: String,
+    /// Renders the answer (status and body) from the tables as the commit leaves them.
+    #[allow(clippy::type_complexity)]
+    pub answer: Box<dyn Fn(&[IcebergTable]) -> Result<(u16, String), CatalogError> + Send + Sync + 'a>,
+}
+
+impl RememberedCommit<'_> {
+    /// The record to store for the committed `tables`.
+    pub(crate) fn record(&self, tables: &[IcebergTable]) -> Result<IdempotencyRecord, CatalogError> {
+        let (status, body) = (self.answer)(tables)?;
+        let now = Utc::now();
+        Ok(IdempotencyRecord {
+            scope: self.account.to_string(),
+            key: self.key.to_string(),
+            fingerprint: self.fingerprint.clone(),
+            status,
+            body,
+            created_at: now,
+            expires_at: now + IDEMPOTENCY_LIFETIME,
+        })
+    }
 }
 
 /// Sweep expired keys on about one write in this many.

@@ -2,78 +2,65 @@
 //!
 //! It owns table buckets, namespaces and tables, their ARNs and naming rules, their settings (policies,
 //! encryption, maintenance, storage class, tags), and the compare-and-swap of a table's metadata pointer. It
-//! validates and decides; `tablebay-store` persists. Wire formats live with the HTTP surfaces.
+//! validates and decides; `tablebay-store` persists, and `tablebay-objects` stores the table files (the catalog
+//! writes its metadata files through it, confined to a table's storage by [`TableFiles`]). Wire formats live with
+//! the HTTP surfaces.
 #![warn(missing_docs)]
 
 mod arn;
 mod bucket;
 mod catalog;
-mod checksum;
 mod commit;
 mod commit_observer;
 mod encryption;
 mod error;
 mod iceberg_tables;
 mod idempotency;
-mod listing;
 mod maintenance;
 mod metadata;
 mod metadata_cache;
-mod multipart;
 mod names;
 mod namespace;
 mod namespace_properties;
-mod object_error;
-mod object_io;
-mod objects;
 mod pagination;
 mod policy;
-mod reads;
 mod settings;
+mod storage;
 mod storage_class;
 mod table;
 mod table_files;
 mod tagging;
 mod views;
 
-pub use arn::{AccountId, ArnFlavor, BucketArn, ResourceArn, TableArn};
+pub use arn::{AccountId, ArnFlavor, BucketArn, ResourceArn, TableArn, parse_arn_flavor};
 pub use bucket::{NewBucket, TableBucket};
 pub use catalog::{Catalog, CatalogConfig};
-pub use checksum::{Checksum, ChecksumAlgorithm, ChecksumType};
 pub use commit::{CommitError, TableChange};
 pub use commit_observer::CommitObserver;
-pub use encryption::RequestedEncryption;
 pub use error::CatalogError;
 pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
-pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedReply};
-pub use listing::{ListRequest, Listing, MAX_LIST_KEYS};
+pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedCommit, RememberedReply};
 pub use maintenance::TableMaintenanceUpdate;
 pub use metadata::{TableDefinition, metadata_json};
 pub use metadata_cache::{LoadedMetadata, SnapshotRefInfo};
-pub use multipart::{
-    CompleteRequest, CompletedPart, MAX_LIST_PARTS, MAX_PART_BYTES, MAX_PART_NUMBER,
-    MIN_PART_BYTES, Part, PartListing, Upload, UploadListRequest, UploadListing,
-};
 pub use names::{BucketName, NamespaceName, TableName};
 pub use namespace::Namespace;
 pub use namespace_properties::PropertiesUpdate;
-pub use object_error::{BodyError, ObjectError};
-pub use object_io::{
-    ByteStream, ChecksumClaim, MAX_PUT_BYTES, ObjectAttributes, ObjectBody, ObjectInfo,
-    ObjectStream, ObjectView, PutCondition, PutOptions, TableStorage,
-};
-pub use objects::{MAX_KEY_BYTES, ObjectKey, TableLocation, warehouse_location};
 pub use pagination::{ContinuationToken, Page, PageRequest};
-pub use reads::{ByteRange, EtagCondition, Preconditions, ReadRequest};
 pub use settings::{
     BucketMaintenance, CompactionSettings, CompactionStrategy, Encryption, JobConfig, JobState,
     JobStatus, MaintenanceJobType, MaintenanceStatus, MetricsConfiguration, ResourcePolicy,
     SnapshotManagementSettings, SseAlgorithm, StorageClass, TableMaintenance, Tags,
     UnreferencedFileRemovalSettings,
 };
+pub use storage::TableStorage;
 pub use table::{NewTable, Table, TableRef};
 pub use table_files::{MAX_TABLE_FILE_RANGE, TableFiles};
 pub use views::{IcebergView, ViewChange, ViewDefinition, ViewRequirement};
+
+/// A table's warehouse location, `s3://<table-id>--table-s3` (the object service's rule, re-exported for the
+/// surfaces that report it).
+pub use tablebay_objects::warehouse_location;
 
 /// The Iceberg spec types the catalog's commit API takes (iceberg-rust), re-exported so that surfaces parse
 /// requests into exactly these types without depending on the crate themselves.

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use tablebay_store::meta::AttributeKey;
@@ -150,9 +149,8 @@ impl Catalog {
     }
 }
 
-/// What the maintenance service reads and removes through the catalog: tables by id and their abandoned uploads
-/// (their files are reached through `Catalog::table_files`). Deciding what to remove is maintenance's job; this
-/// only does it safely.
+/// What the maintenance service reads through the catalog: tables by id (their files and abandoned uploads are
+/// reached through `Catalog::table_files`).
 impl Catalog {
     /// The table with this id, `None` when it was dropped.
     pub async fn table_by_id(&self, id: Uuid) -> Result<Option<Table>, CatalogError> {
@@ -164,34 +162,5 @@ impl Catalog {
         };
         let bucket = self.bucket_from_record(bucket)?;
         Self::table_from_record(&bucket, record).map(Some)
-    }
-
-    /// Aborts the table's multipart uploads started before `cutoff` (abandoned); returns how many.
-    pub async fn abort_stale_uploads(
-        &self,
-        table_id: Uuid,
-        cutoff: DateTime<Utc>,
-    ) -> Result<u64, CatalogError> {
-        let mut aborted = 0;
-        loop {
-            let ids = self
-                .meta
-                .table_uploads_started_before(table_id, cutoff, 100)
-                .await?;
-            if ids.is_empty() {
-                return Ok(aborted);
-            }
-            for id in ids {
-                match self.meta.abort_upload(&id).await {
-                    Ok(keys) => {
-                        self.delete_blobs_now(keys).await;
-                        aborted += 1;
-                    }
-                    // Completed or aborted meanwhile.
-                    Err(tablebay_store::StoreError::NotFound) => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
-        }
     }
 }

@@ -9,11 +9,11 @@ use uuid::Uuid;
 
 use crate::catalog::new_version_token;
 use crate::metadata::metadata_file_location;
-use crate::objects::warehouse_location;
 use crate::{
     AccountId, BucketArn, Catalog, CatalogError, ContinuationToken, Encryption, NamespaceName,
     Page, PageRequest, StorageClass, TableArn, TableBucket, TableDefinition, TableName, Tags,
 };
+use tablebay_objects::warehouse_location;
 
 /// A table.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -10,7 +10,8 @@
 //! findings 3 and 13). [`TableFiles::check_metadata`] applies the same rule to every location a metadata
 //! document names; the catalog calls it whenever it writes or adopts metadata, and maintenance before it acts.
 //!
-//! The data plane (`object_io.rs`) addresses storage by bucket name and authorizes the caller instead.
+//! The files are objects of the object service (`tablebay-objects`), so they are listed, sized and encrypted like
+//! a client's. The data plane addresses storage by bucket name and authorizes the caller instead.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -19,14 +20,15 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use iceberg::spec::TableMetadata;
+use tablebay_objects::{
+    ByteStream, ObjectAttributes, ObjectBody, ObjectKey, PutOptions, StoredObject,
+    TABLE_BUCKET_SUFFIX, TableLocation, warehouse_location,
+};
 use uuid::Uuid;
 
 use crate::iceberg_tables::parse_metadata;
 use crate::metadata_cache::LoadedMetadata;
-use crate::objects::{TABLE_BUCKET_SUFFIX, TableLocation, warehouse_location};
-use crate::{
-    ByteStream, Catalog, CatalogError, ObjectAttributes, ObjectBody, ObjectKey, PutOptions,
-};
+use crate::{Catalog, CatalogError};
 
 /// The largest range one [`TableFiles::read_range`] call returns (readers fetch files piecewise).
 pub const MAX_TABLE_FILE_RANGE: u64 = 256 * 1024 * 1024;
@@ -149,10 +151,10 @@ impl TableFiles {
         let file = self.resolve(location)?;
         Ok(self
             .catalog
-            .meta
-            .object(file.table_id, &file.key)
+            .objects
+            .find(&file)
             .await?
-            .map(|record| record.size))
+            .map(|found| found.size))
     }
 
     /// The bytes `range` of the file at `location` (clamped to its end); `NotFound` when there is no file.
@@ -169,17 +171,26 @@ impl TableFiles {
             )));
         }
         let file = self.resolve(location)?;
-        let record = self
+        let found = self
             .catalog
-            .meta
-            .object(file.table_id, &file.key)
+            .objects
+            .find(&file)
             .await?
             .ok_or_else(|| CatalogError::NotFound(format!("{location} does not exist")))?;
-        let end = range.end.min(record.size);
-        let start = range.start.min(end);
+        self.collect(&found, range, location).await
+    }
+
+    /// The bytes `range` of a found file, in one buffer (the caller bounds the length).
+    async fn collect(
+        &self,
+        found: &StoredObject,
+        range: Range<u64>,
+        location: &str,
+    ) -> Result<Bytes, CatalogError> {
         let chunks: Vec<Bytes> = self
             .catalog
-            .read_segments(record.blobs, start..end)
+            .objects
+            .read(found, range)
             .try_collect()
             .await
             .map_err(|e| CatalogError::Internal(format!("reading {location}: {e}")))?;
@@ -194,23 +205,19 @@ impl TableFiles {
     }
 
     async fn read_file(&self, file: &TableLocation) -> Result<Option<Bytes>, CatalogError> {
-        let Some(record) = self.catalog.meta.object(file.table_id, &file.key).await? else {
+        let Some(found) = self.catalog.objects.find(file).await? else {
             return Ok(None);
         };
-        if record.size > MAX_TABLE_FILE_READ {
+        if found.size > MAX_TABLE_FILE_READ {
             return Err(CatalogError::invalid(format!(
                 "{} is {} bytes, more than the {MAX_TABLE_FILE_READ} bytes a metadata file may have",
                 file.uri(),
-                record.size
+                found.size
             )));
         }
-        let chunks: Vec<Bytes> = self
-            .catalog
-            .read_segments(record.blobs, 0..record.size)
-            .try_collect()
+        self.collect(&found, 0..found.size, &file.uri())
             .await
-            .map_err(|e| CatalogError::Internal(format!("reading {}: {e}", file.uri())))?;
-        Ok(Some(chunks.concat().into()))
+            .map(Some)
     }
 
     /// Streams `body` into a new file at `location` and makes it visible atomically; returns its size. Written
@@ -218,15 +225,16 @@ impl TableFiles {
     pub async fn write(&self, location: &str, body: ByteStream) -> Result<u64, CatalogError> {
         let file = self.resolve(location)?;
         let key = ObjectKey::parse(&file.key)?;
-        let body = ObjectBody {
-            stream: body,
-            content_length: None,
-            content_md5: None,
-            checksum: None,
-        };
+        let storage = self.catalog.storage(file.table_id).await?;
         let info = self
             .catalog
-            .put_object_row(file.table_id, &key, body, PutOptions::default())
+            .objects
+            .put_object(
+                &storage,
+                &key,
+                ObjectBody::from_stream(body),
+                PutOptions::default(),
+            )
             .await?;
         Ok(info.size)
     }
@@ -246,8 +254,10 @@ impl TableFiles {
             },
             ..PutOptions::default()
         };
+        let storage = self.catalog.storage(file.table_id).await?;
         self.catalog
-            .put_object_row(file.table_id, &key, ObjectBody::from_bytes(bytes), options)
+            .objects
+            .put_object(&storage, &key, ObjectBody::from_bytes(bytes), options)
             .await?;
         Ok(())
     }
@@ -256,7 +266,10 @@ impl TableFiles {
     pub async fn delete(&self, location: &str) -> Result<(), CatalogError> {
         let file = self.resolve(location)?;
         let key = ObjectKey::parse(&file.key)?;
-        self.catalog.delete_object_row(file.table_id, &key).await?;
+        self.catalog
+            .objects
+            .delete_object(file.table_id, &key)
+            .await?;
         Ok(())
     }
 
@@ -276,10 +289,10 @@ impl TableFiles {
         modified: DateTime<Utc>,
     ) -> Result<Option<u64>, CatalogError> {
         let key = ObjectKey::parse(key)?;
-        let Some(record) = self
+        let Some(size) = self
             .catalog
-            .meta
-            .delete_object_if_unmodified(self.table_id, key.as_str(), modified)
+            .objects
+            .delete_if_unmodified(self.table_id, &key, modified)
             .await?
         else {
             return Ok(None);
@@ -291,12 +304,17 @@ impl TableFiles {
             };
             self.catalog.metadata_cache.remove(&file.uri()).await;
         }
-        let size = record.size;
-        // No grace period: the row is gone and was unreferenced for days, so no reader still holds it.
-        self.catalog
-            .delete_blobs_now(record.blobs.into_iter().map(|s| s.key).collect())
-            .await;
         Ok(Some(size))
+    }
+
+    /// Aborts the storage's multipart uploads started before `cutoff` (abandoned) and deletes their parts;
+    /// returns how many.
+    pub async fn abort_stale_uploads(&self, cutoff: DateTime<Utc>) -> Result<u64, CatalogError> {
+        Ok(self
+            .catalog
+            .objects
+            .abort_stale_uploads(self.table_id, cutoff)
+            .await?)
     }
 
     /// Reads and parses the metadata file at `location`, or takes it from the cache (files are immutable once

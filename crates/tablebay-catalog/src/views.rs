@@ -18,8 +18,8 @@ use uuid::Uuid;
 
 use crate::catalog::new_version_token;
 use crate::metadata::metadata_file_location;
-use crate::objects::warehouse_location;
 use crate::{AccountId, Catalog, CatalogError, Namespace, TableName};
+use tablebay_objects::warehouse_location;
 
 /// How many times a replace is rebased onto a view that moved before giving up with a conflict.
 const MAX_ATTEMPTS: u32 = 8;

@@ -119,7 +119,9 @@ impl From<CommitError> for CompactionError {
         match e {
             CommitError::NotFound(m) => Self::NotFound(m),
             CommitError::Invalid(m) => Self::Invalid(m),
-            CommitError::Conflict(m) | CommitError::AlreadyExists(m) => Self::Conflict(m),
+            CommitError::Conflict(m) | CommitError::AlreadyExists(m) | CommitError::KeyTaken(m) => {
+                Self::Conflict(m)
+            }
             CommitError::Unavailable(m) | CommitError::StateUnknown(m) => Self::Internal(m),
         }
     }

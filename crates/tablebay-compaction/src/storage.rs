@@ -18,7 +18,8 @@ use iceberg::io::{
 };
 use iceberg::{Error, ErrorKind};
 use serde::{Deserialize, Serialize};
-use tablebay_catalog::{BodyError, CatalogError, MAX_TABLE_FILE_RANGE, TableFiles};
+use tablebay_catalog::{CatalogError, MAX_TABLE_FILE_RANGE, TableFiles};
+use tablebay_objects::BodyError;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 

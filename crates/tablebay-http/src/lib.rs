@@ -8,7 +8,6 @@
 #![warn(missing_docs)]
 
 mod admin;
-mod authn;
 mod control_plane;
 mod form;
 #[doc(hidden)]

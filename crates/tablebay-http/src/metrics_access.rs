@@ -10,7 +10,7 @@ use http::{HeaderValue, StatusCode, header};
 use sha2::{Digest, Sha256};
 use tablebay_auth::{AuthError, PrincipalKind};
 
-use crate::authn;
+use crate::pipeline::{self, PipelineError, Schemes};
 use crate::state::{AppState, Secret};
 
 /// Who may read `/metrics`.
@@ -52,7 +52,11 @@ impl MetricsAccess {
             }
             MetricsAccess::InstanceRoot => {
                 let (parts, _) = request.into_parts();
-                match authn::authenticate(&state.tables_verifier, &state.iam, &parts, b"").await {
+                let schemes = Schemes {
+                    sigv4: state.tables_verifier.clone(),
+                    bearer: false,
+                };
+                match pipeline::authenticate_bodiless(state, schemes, &parts).await {
                     Ok(principal) if principal.kind == PrincipalKind::InstanceRoot => Ok(()),
                     Ok(principal) => {
                         tracing::info!(principal = %principal.arn, "metrics refused: not the instance root");
@@ -61,7 +65,7 @@ impl MetricsAccess {
                             "metrics are readable by the instance root only",
                         ))
                     }
-                    Err(AuthError::Unavailable) => Err(refusal(
+                    Err(PipelineError::Auth(AuthError::Unavailable)) => Err(refusal(
                         StatusCode::SERVICE_UNAVAILABLE,
                         "the credential store is unavailable",
                     )),

@@ -1,4 +1,4 @@
-//! The state every surface shares: the catalog and IAM services, the SigV4 verifiers, metrics.
+//! The state every surface shares: the catalog, object and IAM services, the SigV4 verifiers, metrics.
 
 use std::sync::Arc;
 
@@ -6,6 +6,7 @@ use tablebay_auth::SigV4Verifier;
 use tablebay_catalog::Catalog;
 use tablebay_iam::Iam;
 use tablebay_maintenance::JobRunner;
+use tablebay_objects::Objects;
 
 use crate::iceberg::IcebergSettings;
 use crate::observe::Metrics;
@@ -38,6 +39,8 @@ impl std::fmt::Debug for Secret {
 pub struct AppState {
     /// The catalog service.
     pub catalog: Catalog,
+    /// The object service (the data plane's objects; the catalog's own table files go through the same one).
+    pub objects: Objects,
     /// The IAM service: who a key is, and what they may do.
     pub iam: Iam,
     /// SigV4 verifier of the tables listener (services `s3tables` and `osstables`).
@@ -55,7 +58,7 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Assembles the state for the configured region.
+    /// Assembles the state for the configured region, with the catalog's object service.
     pub fn new(catalog: Catalog, iam: Iam) -> Self {
         let region = catalog.config().region.clone();
         let iceberg = IcebergSettings::new(
@@ -63,6 +66,7 @@ impl AppState {
             "http://127.0.0.1:9000".to_string(),
         );
         Self {
+            objects: catalog.objects().clone(),
             catalog,
             iam,
             tables_verifier: Arc::new(SigV4Verifier::new(

@@ -3,26 +3,22 @@
 //! and errors in STS's own shapes, so `aws sts --endpoint-url http://…/sts get-session-token|assume-role` and
 //! boto3's STS client work unchanged. `GetCallerIdentity` is answered too (it is how tools test credentials).
 
-use std::collections::BTreeMap;
-use std::time::Instant;
-
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use chrono::SecondsFormat;
-use http::{HeaderValue, Method, StatusCode, header};
+use http::request::Parts;
+use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use tablebay_auth::{AuthError, Principal};
 use tablebay_iam::{AssumeRoleRequest, IamError, IssuedSession};
 
-use crate::authn::{access_context, authenticate};
+use crate::form::FormPairs;
+use crate::pipeline::{self, Context, Need, PipelineError, RequestBody, Schemes, Surface, WireError};
 use crate::state::AppState;
-
-/// STS requests are a few form fields and a session policy of at most 2048 characters.
-const MAX_BODY_BYTES: usize = 16 * 1024;
 const XMLNS: &str = "https://sts.amazonaws.com/doc/2011-06-15/";
 
 /// An STS error: status, `Code`, message, and whether the caller (`Sender`) or the server is at fault.
 #[derive(Debug)]
-struct StsError {
+pub(crate) struct StsError {
     status: StatusCode,
     code: &'static str,
     message: String,
@@ -49,7 +45,7 @@ impl StsError {
         )
     }
 
-    fn render(&self, request_id: &str) -> Response {
+    fn xml_body(&self, request_id: &str) -> Response {
         let kind = if self.status.is_server_error() {
             "Receiver"
         } else {
@@ -108,6 +104,36 @@ impl From<AuthError> for StsError {
     }
 }
 
+impl From<PipelineError> for StsError {
+    fn from(e: PipelineError) -> Self {
+        match e {
+            PipelineError::Auth(e) | PipelineError::BearerToken(e) => e.into(),
+            PipelineError::BodyTooLarge { .. } | PipelineError::BodyUnreadable(_) => {
+                Self::invalid(e.to_string())
+            }
+            PipelineError::Busy => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailable",
+                e.to_string(),
+            ),
+        }
+    }
+}
+
+impl WireError for StsError {
+    fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    fn kind(&self) -> &'static str {
+        self.code
+    }
+
+    fn render(self, request_id: &str) -> Response {
+        self.xml_body(request_id)
+    }
+}
+
 impl From<IamError> for StsError {
     fn from(e: IamError) -> Self {
         match e {
@@ -142,44 +168,106 @@ impl From<IamError> for StsError {
     }
 }
 
-/// Handles one request at `/sts`.
-pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Response {
-    let started = Instant::now();
-    let request_id = uuid::Uuid::new_v4().to_string();
-    let (parts, body) = request.into_parts();
-    let mut operation = "unknown";
-    let mut principal_arn = String::from("-");
-    let result = async {
-        let body = axum::body::to_bytes(body, MAX_BODY_BYTES)
-            .await
-            .map_err(|_| StsError::invalid(format!("The request body is larger than {MAX_BODY_BYTES} bytes")))?;
-        let principal = authenticate(&app.sts_verifier, &app.iam, &parts, &body).await?;
-        principal_arn.clone_from(&principal.arn);
-        let params = match parts.method {
-            Method::POST => form(&body),
-            Method::GET => form(parts.uri.query().unwrap_or_default().as_bytes()),
-            _ => return Err(StsError::new(StatusCode::METHOD_NOT_ALLOWED, "InvalidAction", "Use POST")),
-        };
-        let action = params.get("Action").map(String::as_str).ok_or_else(|| StsError::missing("Action"))?;
-        let cx = access_context(&parts, &request_id);
-        match action {
-            "GetSessionToken" => {
-                operation = "GetSessionToken";
-                let duration = duration(&params)?;
-                let session = app.iam.get_session_token(&principal, duration, &request_id).await?;
-                tablebay_iam::audit_mutation(&principal, "sts:GetSessionToken", &principal.arn, &request_id);
-                Ok(result_xml("GetSessionToken", &credentials_xml(&session), &request_id))
+/// The STS operations.
+pub(crate) enum Endpoint {
+    GetSessionToken { duration_secs: Option<i64> },
+    AssumeRole(AssumeRoleRequest),
+    GetCallerIdentity,
+}
+
+/// The STS surface.
+pub(crate) struct Sts;
+
+impl Surface for Sts {
+    const NAME: &'static str = "sts";
+    const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-amzn-requestid");
+    /// STS requests are a few form fields and a session policy of at most 2048 characters.
+    const MAX_BODY_BYTES: usize = 16 * 1024;
+
+    type Endpoint = Endpoint;
+    type Resolved = Endpoint;
+    type Error = StsError;
+
+    fn schemes(&self, app: &AppState) -> Schemes {
+        Schemes {
+            sigv4: app.sts_verifier.clone(),
+            bearer: false,
+        }
+    }
+
+    fn parse(&self, parts: &Parts, body: RequestBody) -> Result<Endpoint, StsError> {
+        let text = match parts.method {
+            Method::POST => body.text().map_err(StsError::invalid)?,
+            Method::GET => parts.uri.query().unwrap_or_default(),
+            _ => {
+                return Err(StsError::new(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "InvalidAction",
+                    "Use POST",
+                ));
             }
-            "AssumeRole" => {
-                operation = "AssumeRole";
-                let request = AssumeRoleRequest {
-                    role_arn: params.get("RoleArn").cloned().ok_or_else(|| StsError::missing("RoleArn"))?,
-                    session_name: params.get("RoleSessionName").cloned().ok_or_else(|| StsError::missing("RoleSessionName"))?,
-                    duration_secs: duration(&params)?,
-                    policy: params.get("Policy").cloned(),
-                };
-                let session = app.iam.assume_role(&principal, &request, &cx).await?;
-                tablebay_iam::audit_mutation(&principal, "sts:AssumeRole", &request.role_arn, &request_id);
+        };
+        let params = FormPairs::parse(text).map_err(|e| StsError::invalid(e.to_string()))?;
+        let required = |name: &str| {
+            params
+                .first(name)
+                .map(str::to_string)
+                .ok_or_else(|| StsError::missing(name))
+        };
+        match params.first("Action") {
+            Some("GetSessionToken") => Ok(Endpoint::GetSessionToken {
+                duration_secs: duration(&params)?,
+            }),
+            Some("AssumeRole") => Ok(Endpoint::AssumeRole(AssumeRoleRequest {
+                role_arn: required("RoleArn")?,
+                session_name: required("RoleSessionName")?,
+                duration_secs: duration(&params)?,
+                policy: params.first("Policy").map(str::to_string),
+            })),
+            Some("GetCallerIdentity") => Ok(Endpoint::GetCallerIdentity),
+            Some(other) => Err(StsError::new(
+                StatusCode::BAD_REQUEST,
+                "InvalidAction",
+                format!("Could not find operation {other} for version 2011-06-15"),
+            )),
+            None => Err(StsError::missing("Action")),
+        }
+    }
+
+    fn operation(endpoint: &Endpoint) -> &'static str {
+        match endpoint {
+            Endpoint::GetSessionToken { .. } => "GetSessionToken",
+            Endpoint::AssumeRole(_) => "AssumeRole",
+            Endpoint::GetCallerIdentity => "GetCallerIdentity",
+        }
+    }
+
+    /// STS needs nothing of the pipeline: who may get which session is the IAM service's STS decision (the
+    /// role's trust policy with the caller's own policies), made and audited in the call itself.
+    async fn resolve(
+        &self,
+        _cx: &Context<'_>,
+        endpoint: Endpoint,
+    ) -> Result<(Endpoint, Vec<Need>), StsError> {
+        Ok((endpoint, Vec::new()))
+    }
+
+    async fn handle(&self, cx: &Context<'_>, endpoint: Endpoint) -> Result<Response, StsError> {
+        let request_id = cx.access.request_id.as_str();
+        let iam = &cx.app.iam;
+        match endpoint {
+            Endpoint::GetSessionToken { duration_secs } => {
+                let session = iam
+                    .get_session_token(&cx.principal, duration_secs, request_id)
+                    .await?;
+                Ok(result_xml(
+                    "GetSessionToken",
+                    &credentials_xml(&session),
+                    request_id,
+                ))
+            }
+            Endpoint::AssumeRole(request) => {
+                let session = iam.assume_role(&cx.principal, &request, &cx.access).await?;
                 let (arn, id) = session.assumed_role.clone().unwrap_or_default();
                 let inner = format!(
                     "{}<AssumedRoleUser><Arn>{}</Arn><AssumedRoleId>{}</AssumedRoleId></AssumedRoleUser>",
@@ -187,57 +275,26 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
                     escape(&arn),
                     escape(&id)
                 );
-                Ok(result_xml("AssumeRole", &inner, &request_id))
+                Ok(result_xml("AssumeRole", &inner, request_id))
             }
-            "GetCallerIdentity" => {
-                operation = "GetCallerIdentity";
-                Ok(result_xml("GetCallerIdentity", &caller_identity(&principal), &request_id))
-            }
-            other => Err(StsError::new(
-                StatusCode::BAD_REQUEST,
-                "InvalidAction",
-                format!("Could not find operation {other} for version 2011-06-15"),
+            Endpoint::GetCallerIdentity => Ok(result_xml(
+                "GetCallerIdentity",
+                &caller_identity(&cx.principal),
+                request_id,
             )),
         }
     }
-    .await;
-    let response = match result {
-        Ok(response) => response,
-        Err(e) => {
-            if e.status == StatusCode::FORBIDDEN {
-                tracing::info!(
-                    target: tablebay_iam::AUDIT_TARGET,
-                    principal = %principal_arn,
-                    action = operation,
-                    decision = "deny",
-                    reason = %e.message,
-                    request_id,
-                    "audit"
-                );
-            }
-            e.render(&request_id)
-        }
-    };
-    let status = response.status().as_u16();
-    let latency = started.elapsed();
-    app.metrics.record("sts", operation, status, latency);
-    tracing::info!(
-        surface = "sts",
-        method = %parts.method,
-        operation,
-        principal = %principal_arn,
-        status,
-        latency_ms = latency.as_secs_f64() * 1000.0,
-        request_id,
-        "request"
-    );
-    response
+}
+
+/// Handles one request at `/sts`.
+pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Response {
+    pipeline::serve(&app, &Sts, request).await
 }
 
 /// `DurationSeconds`, if given (its range is the IAM service's to check).
-fn duration(params: &BTreeMap<String, String>) -> Result<Option<i64>, StsError> {
+fn duration(params: &FormPairs) -> Result<Option<i64>, StsError> {
     params
-        .get("DurationSeconds")
+        .first("DurationSeconds")
         .map(|raw| {
             raw.parse::<i64>()
                 .map_err(|_| StsError::invalid(format!("Invalid DurationSeconds '{raw}'")))
@@ -288,22 +345,6 @@ fn xml(status: StatusCode, body: String) -> Response {
     response
 }
 
-/// The decoded fields of a form-encoded body or query (`+` is a space); a repeated name keeps its first value.
-fn form(raw: &[u8]) -> BTreeMap<String, String> {
-    let text = String::from_utf8_lossy(raw);
-    let decode = |s: &str| {
-        percent_encoding::percent_decode_str(&s.replace('+', " "))
-            .decode_utf8_lossy()
-            .into_owned()
-    };
-    let mut fields = BTreeMap::new();
-    for pair in text.split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        fields.entry(decode(name)).or_insert_with(|| decode(value));
-    }
-    fields
-}
-
 /// Escapes text for an XML element.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -324,16 +365,48 @@ fn escape(text: &str) -> String {
 mod tests {
     use super::*;
 
+    fn parse(method: Method, query: Option<&str>, body: &str) -> Result<Endpoint, StsError> {
+        let uri = match query {
+            Some(q) => format!("/sts?{q}"),
+            None => "/sts".to_string(),
+        };
+        let (parts, ()) = http::Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(())
+            .unwrap()
+            .into_parts();
+        Sts.parse(&parts, RequestBody::new(bytes::Bytes::copy_from_slice(body.as_bytes())))
+    }
+
     #[test]
     fn forms_and_escaping() {
-        let fields = form(b"Action=AssumeRole&RoleArn=arn%3Aaws%3Aiam%3A%3A111122223333%3Arole%2Fr&Policy=%7B%22a%22+%3A1%7D&Action=x");
-        assert_eq!(fields.get("Action").map(String::as_str), Some("AssumeRole"));
-        assert_eq!(
-            fields.get("RoleArn").map(String::as_str),
-            Some("arn:aws:iam::111122223333:role/r")
-        );
-        assert_eq!(fields.get("Policy").map(String::as_str), Some("{\"a\" :1}"));
+        let assume = parse(
+            Method::POST,
+            None,
+            "Action=AssumeRole&RoleArn=arn%3Aaws%3Aiam%3A%3A111122223333%3Arole%2Fr&RoleSessionName=s&Policy=%7B%22a%22+%3A1%7D&Action=x",
+        )
+        .unwrap();
+        let Endpoint::AssumeRole(request) = assume else {
+            panic!("not AssumeRole");
+        };
+        assert_eq!(request.role_arn, "arn:aws:iam::111122223333:role/r");
+        assert_eq!(request.policy.as_deref(), Some("{\"a\" :1}"));
+        assert!(matches!(
+            parse(Method::GET, Some("Action=GetCallerIdentity&Version=2011-06-15"), ""),
+            Ok(Endpoint::GetCallerIdentity)
+        ));
+        for (method, query, body, code) in [
+            (Method::POST, None, "", "MissingParameter"),
+            (Method::POST, None, "Action=AssumeRole&RoleArn=x", "MissingParameter"),
+            (Method::POST, None, "Action=Nope", "InvalidAction"),
+            (Method::POST, None, "Action=GetSessionToken&DurationSeconds=abc", "InvalidParameterValue"),
+            (Method::POST, None, "Action=%FF", "InvalidParameterValue"),
+            (Method::DELETE, None, "", "InvalidAction"),
+        ] {
+            let err = parse(method, query, body).err().unwrap();
+            assert_eq!(err.code, code, "{body}");
+        }
         assert_eq!(escape("<a&'\">"), "&lt;a&amp;&apos;&quot;&gt;");
-        assert!(form(b"").is_empty());
     }
 }

@@ -7,21 +7,58 @@ use tablebay_auth::Principal;
 /// The tracing target of audit events.
 pub const AUDIT_TARGET: &str = "tablebay::audit";
 
-/// Records an allowed mutation made through an API that is not a table-service action (admin, STS).
-pub fn audit_mutation(principal: &Principal, action: &str, resource: &str, request_id: &str) {
-    tracing::info!(
-        target: AUDIT_TARGET,
-        principal = %principal.arn,
-        access_key_id = %principal.access_key_id,
-        action,
-        resource,
-        decision = "allow",
-        request_id,
-        "audit"
-    );
+/// What was decided about a request.
+pub(crate) enum Decided<'a> {
+    /// Allowed (recorded only for changes).
+    Allow,
+    /// Denied, and why (the statement id of an explicit deny, if it has one).
+    Deny {
+        reason: &'a str,
+        sid: Option<&'a str>,
+    },
 }
 
-/// Records a denial made outside the authorizer (admin and STS checks).
+/// Writes one audit event: the only place in Tablebay that does. Every authorization decision of every surface
+/// (`authorize.rs`) and of STS (`sts.rs`) comes here.
+pub(crate) fn record(
+    principal: &Principal,
+    action: &str,
+    resource: &str,
+    request_id: &str,
+    decided: Decided<'_>,
+) {
+    match decided {
+        Decided::Allow => tracing::info!(
+            target: AUDIT_TARGET,
+            principal = %principal.arn,
+            access_key_id = %principal.access_key_id,
+            action,
+            resource,
+            decision = "allow",
+            request_id,
+            "audit"
+        ),
+        Decided::Deny { reason, sid } => tracing::info!(
+            target: AUDIT_TARGET,
+            principal = %principal.arn,
+            access_key_id = %principal.access_key_id,
+            action,
+            resource,
+            decision = "deny",
+            reason,
+            sid = sid.unwrap_or("-"),
+            request_id,
+            "audit"
+        ),
+    }
+}
+
+/// Records a change that was allowed.
+pub(crate) fn audit_mutation(principal: &Principal, action: &str, resource: &str, request_id: &str) {
+    record(principal, action, resource, request_id, Decided::Allow);
+}
+
+/// Records a denial.
 pub(crate) fn audit_denial(
     principal: &Principal,
     action: &str,
@@ -29,16 +66,12 @@ pub(crate) fn audit_denial(
     request_id: &str,
     reason: &str,
 ) {
-    tracing::info!(
-        target: AUDIT_TARGET,
-        principal = %principal.arn,
-        access_key_id = %principal.access_key_id,
+    record(
+        principal,
         action,
         resource,
-        decision = "deny",
-        reason,
         request_id,
-        "audit"
+        Decided::Deny { reason, sid: None },
     );
 }
 

@@ -2,66 +2,33 @@
 //! allow or deny, as AWS IAM evaluates it (`tablebay_policy::evaluate`), over
 //! - the principal's identity policies (a user's or a role's; roots have none and are the account's owner),
 //! - the resource policies of the bucket and, for a table, of the table (stored through the control plane),
-//! - the session policy of temporary credentials, which only narrows.
+//! - the session policies of temporary credentials, which only narrow.
+//!
+//! The condition keys that describe the resource are filled here, from the [`Resource`] itself, so that no
+//! surface can forget them: `s3tables:namespace` and `s3tables:tableName` (given with the resource, or looked up
+//! from a table's ARN), `aws:ResourceTag/<key>` and `s3tables:TableBucketTag/<key>` (the stored tags). Each is
+//! fetched only when one of the policies that apply reads it.
 //!
 //! The instance root acts as the root of the default account. An account root may always manage its own
 //! resources' policies (no lockout).
 //! Nothing is cached: a policy change applies to the next request. Every denial and every allowed mutation is
 //! an audit event (`audit.rs`).
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use chrono::Utc;
 use tablebay_auth::{Principal, PrincipalKind};
-use tablebay_catalog::{AccountId, ArnFlavor, BucketArn, CatalogError, TableArn};
+use tablebay_catalog::{BucketArn, CatalogError, ResourceArn, TableRef};
 use tablebay_policy::{
-    Action, Caller, Context, Decision, Policies, Policy, PolicyKind, Request, evaluate,
+    Action, Caller, Context, Decision, Policies, Policy, PolicyKind, Request, ResourceFacts,
+    evaluate,
 };
 
-use crate::audit::{AUDIT_TARGET, is_mutation};
+use crate::audit::{Decided, is_mutation, record};
 use crate::credentials::{ROLE, USER};
-use crate::{Iam, IamError};
-
-/// What an action is performed on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Resource {
-    /// Account-level actions (CreateTableBucket, ListTableBuckets): `…:<account>:bucket/*`.
-    Account(AccountId),
-    /// A table bucket.
-    Bucket(BucketArn),
-    /// A table.
-    Table(TableArn),
-    /// A table of a bucket that is not resolved (yet): `<bucket ARN>/table/*`.
-    AnyTable(BucketArn),
-}
-
-impl Resource {
-    /// The resource's ARN as policies match it.
-    pub fn arn(&self, region: &str, flavor: ArnFlavor) -> String {
-        match self {
-            Self::Account(account) => match flavor {
-                ArnFlavor::Oss => format!("acs:osstables:{region}:{account}:bucket/*"),
-                ArnFlavor::Aws => format!("arn:aws:s3tables:{region}:{account}:bucket/*"),
-            },
-            Self::Bucket(bucket) => bucket.clone().with_flavor(flavor).to_string(),
-            Self::Table(table) => {
-                let mut table = table.clone();
-                table.bucket = table.bucket.with_flavor(flavor);
-                table.to_string()
-            }
-            Self::AnyTable(bucket) => format!("{}/table/*", bucket.clone().with_flavor(flavor)),
-        }
-    }
-
-    /// The account that owns the resource.
-    pub fn account(&self) -> &AccountId {
-        match self {
-            Self::Account(account) => account,
-            Self::Bucket(bucket) | Self::AnyTable(bucket) => &bucket.account,
-            Self::Table(table) => &table.bucket.account,
-        }
-    }
-}
+use crate::sts::session_policies;
+use crate::{Iam, IamError, Resource};
 
 /// What an administration operation acts on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,6 +51,18 @@ pub struct AccessContext {
     pub request_id: String,
 }
 
+/// Everything one decision about (principal, resource) reads, gathered once for all the actions asked about.
+struct Subject<'a> {
+    principal: &'a Principal,
+    resource: &'a Resource,
+    /// The resource's ARN as policies match it.
+    arn: String,
+    identity: Vec<Policy>,
+    resource_policies: Vec<Policy>,
+    sessions: Vec<Policy>,
+    context: Context,
+}
+
 impl Iam {
     /// Allows or denies `action` on `resource` for `principal`; a denial is `IamError::Denied` with a message
     /// naming principal, action and resource. Audited.
@@ -94,9 +73,14 @@ impl Iam {
         resource: &Resource,
         cx: &AccessContext,
     ) -> Result<(), IamError> {
-        let resource_policies = self.resource_policies(resource).await?;
-        self.authorize_with(principal, action, resource, &resource_policies, cx)
-            .await
+        if owner_manages_policy(principal, resource, action) {
+            // Decided without reading any policy, so that not even a stored policy that no longer parses can
+            // lock the owner out of replacing it.
+            self.audit_allow(principal, resource, action, cx);
+            return Ok(());
+        }
+        let subject = self.subject(principal, resource, cx).await?;
+        self.authorize_with(&subject, action, cx)
     }
 
     /// [`Iam::authorize`] for several actions on one resource (an Iceberg operation's list): all must be allowed.
@@ -107,10 +91,18 @@ impl Iam {
         resource: &Resource,
         cx: &AccessContext,
     ) -> Result<(), IamError> {
-        let resource_policies = self.resource_policies(resource).await?;
+        if actions
+            .iter()
+            .all(|a| owner_manages_policy(principal, resource, *a))
+        {
+            for action in actions {
+                self.audit_allow(principal, resource, *action, cx);
+            }
+            return Ok(());
+        }
+        let subject = self.subject(principal, resource, cx).await?;
         for action in actions {
-            self.authorize_with(principal, *action, resource, &resource_policies, cx)
-                .await?;
+            self.authorize_with(&subject, *action, cx)?;
         }
         Ok(())
     }
@@ -219,60 +211,80 @@ impl Iam {
         action: Action,
         resource: &Resource,
     ) -> Result<bool, IamError> {
-        let resource_policies = self.resource_policies(resource).await?;
-        let decision = self
-            .decide(
-                principal,
-                action,
-                resource,
-                &resource_policies,
-                &AccessContext::default(),
-            )
+        if owner_manages_policy(principal, resource, action) {
+            return Ok(true);
+        }
+        let subject = self
+            .subject(principal, resource, &AccessContext::default())
             .await?;
-        Ok(decision == Decision::Allow)
+        Ok(decide(&subject, action) == Decision::Allow)
     }
 
-    async fn authorize_with(
+    /// Reads the policies that bear on (principal, resource) and the resource facts they test.
+    async fn subject<'a>(
         &self,
-        principal: &Principal,
+        principal: &'a Principal,
+        resource: &'a Resource,
+        cx: &AccessContext,
+    ) -> Result<Subject<'a>, IamError> {
+        let resource_policies = self.resource_policies(resource).await?;
+        let identity = self.identity_policies_of(principal).await?;
+        let sessions = match principal.session.as_ref().and_then(|s| s.policy.as_deref()) {
+            Some(stored) => session_policies(stored)?,
+            None => Vec::new(),
+        };
+        let needs = identity
+            .iter()
+            .chain(&resource_policies)
+            .chain(&sessions)
+            .map(Policy::resource_facts)
+            .fold(ResourceFacts::default(), |a, b| a | b);
+        let mut context = Context::new(Utc::now());
+        context.source_ip = cx.source_ip;
+        // Both listeners speak plain HTTP; TLS, if any, ends at a proxy in front.
+        context.secure_transport = false;
+        if needs.names {
+            (context.namespace, context.table_name) = self.resource_names(resource).await?;
+        }
+        if needs.tags {
+            (context.resource_tags, context.bucket_tags) = self.resource_tags(resource).await?;
+        }
+        Ok(Subject {
+            principal,
+            resource,
+            arn: resource.arn(&self.config.region, self.config.flavor),
+            identity,
+            resource_policies,
+            sessions,
+            context,
+        })
+    }
+
+    fn authorize_with(
+        &self,
+        subject: &Subject<'_>,
         action: Action,
-        resource: &Resource,
-        resource_policies: &[Policy],
         cx: &AccessContext,
     ) -> Result<(), IamError> {
-        let decision = self
-            .decide(principal, action, resource, resource_policies, cx)
-            .await?;
-        let arn = resource.arn(&self.config.region, self.config.flavor);
+        let principal = subject.principal;
+        let decision = decide(subject, action);
+        let arn = &subject.arn;
         let action_name = action.qualified_name();
         match decision {
             Decision::Allow => {
-                if is_mutation(action.name()) {
-                    tracing::info!(
-                        target: AUDIT_TARGET,
-                        principal = %principal.arn,
-                        access_key_id = %principal.access_key_id,
-                        action = %action_name,
-                        resource = %arn,
-                        decision = "allow",
-                        request_id = %cx.request_id,
-                        "audit"
-                    );
-                }
+                self.audit_allow(principal, subject.resource, action, cx);
                 Ok(())
             }
             Decision::ExplicitDeny { sid } => {
-                tracing::info!(
-                    target: AUDIT_TARGET,
-                    principal = %principal.arn,
-                    access_key_id = %principal.access_key_id,
-                    action = %action_name,
-                    resource = %arn,
-                    decision = "deny",
-                    reason = "explicit deny",
-                    sid = sid.as_deref().unwrap_or("-"),
-                    request_id = %cx.request_id,
-                    "audit"
+                record(
+                    principal,
+                    &action_name,
+                    &arn,
+                    &cx.request_id,
+                    Decided::Deny {
+                        reason: "explicit deny",
+                        sid: sid.as_deref(),
+                    },
                 );
                 Err(IamError::Denied(format!(
                     "User: {} is not authorized to perform: {action_name} on resource: {arn} with an explicit deny",
@@ -280,16 +292,15 @@ impl Iam {
                 )))
             }
             Decision::ImplicitDeny => {
-                tracing::info!(
-                    target: AUDIT_TARGET,
-                    principal = %principal.arn,
-                    access_key_id = %principal.access_key_id,
-                    action = %action_name,
-                    resource = %arn,
-                    decision = "deny",
-                    reason = "no policy allows it",
-                    request_id = %cx.request_id,
-                    "audit"
+                record(
+                    principal,
+                    &action_name,
+                    &arn,
+                    &cx.request_id,
+                    Decided::Deny {
+                        reason: "no policy allows it",
+                        sid: None,
+                    },
                 );
                 Err(IamError::Denied(format!(
                     "User: {} is not authorized to perform: {action_name} on resource: {arn}",
@@ -299,55 +310,73 @@ impl Iam {
         }
     }
 
-    async fn decide(
+    /// The audit event of an allowed mutation (reads are not audited when allowed).
+    fn audit_allow(
         &self,
         principal: &Principal,
-        action: Action,
         resource: &Resource,
-        resource_policies: &[Policy],
+        action: Action,
         cx: &AccessContext,
-    ) -> Result<Decision, IamError> {
-        let mut context = Context::new(Utc::now());
-        context.source_ip = cx.source_ip;
-        // Both listeners speak plain HTTP; TLS, if any, ends at a proxy in front.
-        context.secure_transport = false;
-        let arn = resource.arn(&self.config.region, self.config.flavor);
-        let session = match principal.session.as_ref().and_then(|s| s.policy.as_deref()) {
-            Some(document) => Some(stored_policy(document, PolicyKind::Session)?),
-            None => None,
-        };
-        let is_root = principal.kind.is_root();
-        if is_root
-            && principal.session.is_none()
-            && principal.account_id == resource.account().as_str()
-            && manages_policy(action)
-        {
-            // As S3 for bucket policies: an account's root can always read, replace or remove the resource
-            // policies of its own resources, so that a policy that denies everyone cannot lock the owner out.
-            return Ok(Decision::Allow);
+    ) {
+        if is_mutation(action.name()) {
+            record(
+                principal,
+                &action.qualified_name(),
+                &resource.arn(&self.config.region, self.config.flavor),
+                &cx.request_id,
+                Decided::Allow,
+            );
         }
-        let identity = self.identity_policies_of(principal).await?;
-        let resource_refs: Vec<&Policy> = resource_policies.iter().collect();
-        // The instance root acts as the root of the default account: it administers accounts, but owns no other
-        // account's data.
-        let caller = Caller {
-            account_id: &principal.account_id,
-            arn: &principal.arn,
-            is_account_root: is_root,
+    }
+
+    /// `s3tables:namespace` and `s3tables:tableName` of the resource: the names it was given, or for a table
+    /// named by ARN the ones it has now. A table that no longer exists (a dropped table's storage) has none.
+    async fn resource_names(
+        &self,
+        resource: &Resource,
+    ) -> Result<(Option<String>, Option<String>), IamError> {
+        if let Some((namespace, table)) = resource.names() {
+            return Ok((
+                Some(namespace.as_str().to_string()),
+                table.map(|t| t.as_str().to_string()),
+            ));
+        }
+        let Resource::Table(arn) = resource.target() else {
+            return Ok((None, None));
         };
-        let request = Request {
-            caller,
-            action,
-            resource_arn: &arn,
-            resource_account: resource.account().as_str(),
-            context: &context,
+        match self.catalog.table(&TableRef::Arn(arn.clone())).await {
+            Ok(table) => Ok((
+                Some(table.namespace.as_str().to_string()),
+                Some(table.name.as_str().to_string()),
+            )),
+            Err(CatalogError::NotFound(_)) => Ok((None, None)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// `aws:ResourceTag/…` and `s3tables:TableBucketTag/…`: the tags of the resource (a table's own; for
+    /// bucket-level actions the bucket's) and of its bucket. Missing resources have no tags.
+    async fn resource_tags(
+        &self,
+        resource: &Resource,
+    ) -> Result<(BTreeMap<String, String>, BTreeMap<String, String>), IamError> {
+        let Some(bucket) = resource.bucket() else {
+            return Ok((BTreeMap::new(), BTreeMap::new()));
         };
-        let policies = Policies {
-            identity: &identity,
-            resource: &resource_refs,
-            session: session.as_ref(),
+        let bucket_tags = self.tags_of(&ResourceArn::Bucket(bucket.clone())).await?;
+        let resource_tags = match resource.target() {
+            Resource::Table(arn) => self.tags_of(&ResourceArn::Table(arn.clone())).await?,
+            _ => bucket_tags.clone(),
         };
-        Ok(evaluate(&request, &policies))
+        Ok((resource_tags, bucket_tags))
+    }
+
+    async fn tags_of(&self, arn: &ResourceArn) -> Result<BTreeMap<String, String>, IamError> {
+        match self.catalog.tags(arn).await {
+            Ok(tags) => Ok(tags.0),
+            Err(CatalogError::NotFound(_)) => Ok(BTreeMap::new()),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The identity policies that apply to `principal`: its user's or role's; none for roots.
@@ -364,24 +393,19 @@ impl Iam {
             .meta
             .principal_policies(&principal.account_id, kind, &principal.name)
             .await?;
-        let mut policies = Vec::with_capacity(documents.len());
-        for (name, document) in documents {
-            match Policy::parse(&document, PolicyKind::Identity) {
-                Ok(policy) => policies.push(policy),
-                // Validated when stored; skipping an unreadable one can only withhold an allow.
-                Err(e) => {
-                    tracing::warn!(policy = %name, principal = %principal.arn, error = %e, "unreadable identity policy ignored")
-                }
-            }
-        }
-        Ok(policies)
+        // Validated when stored. One that no longer passes (it names a condition key stored before keys were
+        // checked) fails the request closed: skipping it could skip a Deny.
+        documents
+            .iter()
+            .map(|(_, document)| stored_policy(document, PolicyKind::Identity))
+            .collect()
     }
 
     /// The resource policies that govern `resource`: the bucket's, and for a table also the table's.
     async fn resource_policies(&self, resource: &Resource) -> Result<Vec<Policy>, IamError> {
         let mut documents: Vec<String> = Vec::new();
-        match resource {
-            Resource::Account(_) => {}
+        match resource.target() {
+            Resource::Account(_) | Resource::InNamespace { .. } => {}
             Resource::Bucket(bucket) | Resource::AnyTable(bucket) => {
                 documents.extend(self.bucket_policy_document(bucket).await?);
             }
@@ -403,6 +427,47 @@ impl Iam {
     }
 }
 
+/// The decision for one action, from what [`Iam::subject`] gathered.
+fn decide(subject: &Subject<'_>, action: Action) -> Decision {
+    let principal = subject.principal;
+    let resource = subject.resource;
+    let is_root = principal.kind.is_root();
+    if owner_manages_policy(principal, resource, action) {
+        return Decision::Allow;
+    }
+    let resource_refs: Vec<&Policy> = subject.resource_policies.iter().collect();
+    // The instance root acts as the root of the default account: it administers accounts, but owns no other
+    // account's data.
+    let request = Request {
+        caller: Caller {
+            account_id: &principal.account_id,
+            arn: &principal.arn,
+            is_account_root: is_root,
+        },
+        action,
+        resource_arn: &subject.arn,
+        resource_account: resource.account().as_str(),
+        context: &subject.context,
+    };
+    evaluate(
+        &request,
+        &Policies {
+            identity: &subject.identity,
+            resource: &resource_refs,
+            sessions: &subject.sessions,
+        },
+    )
+}
+
+/// As S3 for bucket policies: an account's root (with its own long-term key) can always read, replace or remove
+/// the resource policies of its own resources, so that a policy that denies everyone cannot lock the owner out.
+fn owner_manages_policy(principal: &Principal, resource: &Resource, action: Action) -> bool {
+    principal.kind.is_root()
+        && principal.session.is_none()
+        && principal.account_id == resource.account().as_str()
+        && manages_policy(action)
+}
+
 /// The actions that read or change resource policies.
 fn manages_policy(action: Action) -> bool {
     matches!(
@@ -418,7 +483,7 @@ fn manages_policy(action: Action) -> bool {
 
 /// A policy the server stored or issued itself. One that no longer parses (stored before validation existed)
 /// fails the request closed rather than be ignored, since it may hold a deny.
-fn stored_policy(document: &str, kind: PolicyKind) -> Result<Policy, IamError> {
+pub(crate) fn stored_policy(document: &str, kind: PolicyKind) -> Result<Policy, IamError> {
     Policy::parse(document, kind).map_err(|e| {
         tracing::warn!(error = %e, "a stored policy does not parse; denying");
         IamError::Denied(format!(
@@ -427,13 +492,20 @@ fn stored_policy(document: &str, kind: PolicyKind) -> Result<Policy, IamError> {
     })
 }
 
-/// A missing bucket, table or policy contributes no resource policy (the operation then answers its own 404).
+/// A missing bucket, table or policy contributes no resource policy (the operation then answers its own 404). A
+/// stored one that no longer passes validation denies, as in [`stored_policy`].
 fn absent_is_none(
     result: Result<tablebay_catalog::ResourcePolicy, CatalogError>,
 ) -> Result<Option<tablebay_catalog::ResourcePolicy>, IamError> {
     match result {
         Ok(policy) => Ok(Some(policy)),
         Err(CatalogError::NotFound(_)) => Ok(None),
+        Err(CatalogError::Invalid(e)) => {
+            tracing::warn!(error = %e, "a stored bucket policy does not parse; denying");
+            Err(IamError::Denied(format!(
+                "A policy that applies to this request is invalid: {e}"
+            )))
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -89,27 +89,21 @@ impl Iam {
 
     /// The ARN of a role session (`acs:ram::<account>:assumed-role/<role>/<session>`, AWS: `arn:aws:sts::…`).
     pub fn assumed_role_arn(&self, account: &str, role: &str, session: &str) -> String {
-        let prefix = match self.config.flavor {
-            ArnFlavor::Oss => "acs:ram::",
-            ArnFlavor::Aws => "arn:aws:sts::",
-        };
-        format!("{prefix}{account}:assumed-role/{role}/{session}")
+        format!(
+            "{}{account}:assumed-role/{role}/{session}",
+            self.config.flavor.sessions()
+        )
     }
 
     fn iam_prefix(&self) -> &'static str {
-        match self.config.flavor {
-            ArnFlavor::Oss => "acs:ram::",
-            ArnFlavor::Aws => "arn:aws:iam::",
-        }
+        self.config.flavor.identities()
     }
 }
 
 /// Parses a role ARN in either flavor (`acs:ram::<account>:role/<name>`, `arn:aws:iam::<account>:role/<name>`)
 /// into (account, role name).
 pub(crate) fn parse_role_arn(arn: &str) -> Option<(String, String)> {
-    let rest = arn
-        .strip_prefix("acs:ram::")
-        .or_else(|| arn.strip_prefix("arn:aws:iam::"))?;
+    let (_, rest) = ArnFlavor::strip_identity(arn)?;
     let (account, resource) = rest.split_once(':')?;
     let name = resource.strip_prefix("role/")?;
     let name = name.rsplit('/').next()?;

@@ -2,17 +2,22 @@
 //! REST catalog vends (`X-Iceberg-Access-Delegation: vended-credentials`).
 //!
 //! Every session is a row of `iam_credentials` with a random key id and secret, the SHA-256 of its session
-//! token, an expiry, and optionally a session policy that narrows what the identity behind it may do. Vended
-//! credentials are sessions of the caller's own identity whose session policy allows only `GetTableData` (and
-//! `PutTableData` when the caller may write) on one table, so the data plane enforces the scope.
+//! token, an expiry, and optionally session policies that narrow what the identity behind it may do: one
+//! document, or a JSON list of documents that must all allow. Vended credentials are sessions of the caller's own
+//! identity whose session policy allows on one table only the data actions the caller itself may perform there
+//! (`GetTableData`, `PutTableData`), together with the caller's own session policies, so the data plane enforces
+//! exactly the intersection.
 
 use chrono::{DateTime, Duration, Utc};
 use tablebay_auth::{Principal, PrincipalKind};
 use tablebay_catalog::{ArnFlavor, TableArn};
-use tablebay_policy::{Action, Caller, Context, Decision, Policies, PolicyKind, Request, evaluate};
+use tablebay_policy::{
+    Action, Caller, Context, Decision, Policies, Policy, PolicyKind, Request, evaluate_assume_role,
+};
 use tablebay_store::meta::CredentialRecord;
 
-use crate::audit::audit_denial;
+use crate::audit::{audit_denial, audit_mutation};
+use crate::authorize::stored_policy;
 use crate::credentials::{ACCOUNT_ROOT, ACTIVE, INSTANCE_ROOT, ROLE, USER};
 use crate::names::{secret_key, session_token, temporary_key_id, token_digest};
 use crate::principals::{DEFAULT_ROLE_SESSION_SECS, validate_policy};
@@ -67,13 +72,34 @@ pub struct AssumeRoleRequest {
     pub policy: Option<String>,
 }
 
-/// What vended credentials may do with their table's data.
+/// What vended credentials may do with their table's data: what the caller itself may.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VendedAccess {
     /// `GetTableData` only.
     Read,
+    /// `PutTableData` only (a writer whose policies do not let it read).
+    Write,
     /// `GetTableData` and `PutTableData`.
     ReadWrite,
+}
+
+impl VendedAccess {
+    fn of(read: bool, write: bool) -> Option<VendedAccess> {
+        match (read, write) {
+            (true, true) => Some(VendedAccess::ReadWrite),
+            (true, false) => Some(VendedAccess::Read),
+            (false, true) => Some(VendedAccess::Write),
+            (false, false) => None,
+        }
+    }
+
+    fn actions(self) -> &'static [&'static str] {
+        match self {
+            VendedAccess::Read => &["oss:GetTableData"],
+            VendedAccess::Write => &["oss:PutTableData"],
+            VendedAccess::ReadWrite => &["oss:GetTableData", "oss:PutTableData"],
+        }
+    }
 }
 
 struct NewSession<'a> {
@@ -112,19 +138,24 @@ impl Iam {
             MAX_SESSION_SECS,
         )?;
         let kind = stored_kind(caller.kind);
-        self.issue(NewSession {
-            account: &caller.account_id,
-            kind,
-            name: &caller.name,
-            session_name: None,
-            policy: None,
-            expiration: Utc::now() + Duration::seconds(duration),
-        })
-        .await
+        let session = self
+            .issue(NewSession {
+                account: &caller.account_id,
+                kind,
+                name: &caller.name,
+                session_name: None,
+                policy: None,
+                expiration: Utc::now() + Duration::seconds(duration),
+            })
+            .await?;
+        audit_mutation(caller, "sts:GetSessionToken", &caller.arn, request_id);
+        Ok(session)
     }
 
-    /// AssumeRole: checks the role's trust policy (and, across accounts, the caller's identity policies) for
-    /// `sts:AssumeRole`, then issues a session of the role narrowed by the optional session policy.
+    /// AssumeRole: the role's trust policy must allow the caller and the caller's own policies must allow
+    /// `sts:AssumeRole` on the role ([`evaluate_assume_role`]), then a session of the role is issued, narrowed by
+    /// the optional session policy. An account root (no identity policies) may assume the roles whose trust
+    /// policy names it or its account.
     pub async fn assume_role(
         &self,
         caller: &Principal,
@@ -168,18 +199,18 @@ impl Iam {
             );
             return Err(not_authorized());
         };
-        let trust = validate_policy(
+        let trust = stored_policy(
             role.trust_policy.as_deref().unwrap_or_default(),
             PolicyKind::Trust,
         )?;
         let identity = self.identity_policies_of(caller).await?;
-        let caller_session = match caller.session.as_ref().and_then(|s| s.policy.as_deref()) {
-            Some(document) => Some(validate_policy(document, PolicyKind::Session)?),
-            None => None,
+        let caller_sessions = match caller.session.as_ref().and_then(|s| s.policy.as_deref()) {
+            Some(stored) => session_policies(stored)?,
+            None => Vec::new(),
         };
         let mut context = Context::new(Utc::now());
         context.source_ip = cx.source_ip;
-        let decision = evaluate(
+        let decision = evaluate_assume_role(
             &Request {
                 caller: Caller {
                     account_id: &caller.account_id,
@@ -191,20 +222,21 @@ impl Iam {
                 resource_account: &account,
                 context: &context,
             },
+            &trust,
             &Policies {
                 identity: &identity,
-                resource: &[&trust],
-                session: caller_session.as_ref(),
+                resource: &[],
+                sessions: &caller_sessions,
             },
         );
         if decision != Decision::Allow {
-            audit_denial(
-                caller,
-                "sts:AssumeRole",
-                &role_arn,
-                &cx.request_id,
-                "the trust policy does not allow it",
-            );
+            let reason = match decision {
+                Decision::ExplicitDeny { .. } => "an explicit deny",
+                Decision::Allow | Decision::ImplicitDeny => {
+                    "the trust policy and the caller's own policies must both allow it"
+                }
+            };
+            audit_denial(caller, "sts:AssumeRole", &role_arn, &cx.request_id, reason);
             return Err(not_authorized());
         }
         let role_max = if caller.kind == PrincipalKind::Role {
@@ -234,46 +266,50 @@ impl Iam {
             assumed_arn,
             format!("{role_name}:{}", session_name.as_str()),
         ));
+        audit_mutation(caller, "sts:AssumeRole", &role_arn, &cx.request_id);
         Ok(session)
     }
 
-    /// Credentials for one table's data, acting as `caller` and narrowed to that table: read-only unless the
-    /// caller may write it. `also_read` are tables whose files the table's metadata references (a registered
-    /// table reads another table's files); they are readable too when the caller may read them. The credentials
-    /// expire after an hour, or with the caller's own session if sooner.
+    /// Credentials for one table's data, acting as `caller` and narrowed to that table: they may read it if the
+    /// caller may (`GetTableData`) and write it if the caller may (`PutTableData`), and they keep the caller's own
+    /// session policies, so they never do more than the caller's session could. A caller that may do neither gets
+    /// `Denied` (nothing is issued). They reach only the table's own storage, where every file it references
+    /// lies. The credentials expire after an hour, or with the caller's own session if sooner.
     pub async fn vend_table_credentials(
         &self,
         caller: &Principal,
         table: &TableArn,
-        also_read: &[TableArn],
     ) -> Result<IssuedSession, IamError> {
         let resource = Resource::Table(table.clone());
-        let access = if self
+        let read = self
+            .is_allowed(caller, Action::GetTableData, &resource)
+            .await?;
+        let write = self
             .is_allowed(caller, Action::PutTableData, &resource)
-            .await?
-        {
-            VendedAccess::ReadWrite
-        } else {
-            VendedAccess::Read
+            .await?;
+        let Some(access) = VendedAccess::of(read, write) else {
+            let arn = resource.arn(&self.config.region, self.config.flavor);
+            audit_denial(
+                caller,
+                "oss:GetTableData",
+                &arn,
+                "-",
+                "vended credentials: the caller may neither read nor write the table's data",
+            );
+            return Err(IamError::Denied(format!(
+                "User: {} is not authorized to perform: oss:GetTableData or oss:PutTableData on resource: {arn}",
+                caller.arn
+            )));
         };
         let mut expiration = Utc::now() + Duration::seconds(VENDED_SESSION_SECS);
         if let Some(session) = &caller.session {
             expiration = expiration.min(session.expires_at);
         }
-        let mut readable = Vec::new();
-        for other in also_read.iter().filter(|other| *other != table) {
-            if self
-                .is_allowed(
-                    caller,
-                    Action::GetTableData,
-                    &Resource::Table(other.clone()),
-                )
-                .await?
-            {
-                readable.push(other.clone());
-            }
-        }
-        let policy = table_session_policy(table, access, &readable);
+        let mut documents = match caller.session.as_ref().and_then(|s| s.policy.as_deref()) {
+            Some(stored) => session_documents(stored)?,
+            None => Vec::new(),
+        };
+        documents.push(table_session_policy(table, access));
         self.issue(NewSession {
             account: &caller.account_id,
             kind: stored_kind(caller.kind),
@@ -283,7 +319,7 @@ impl Iam {
                 .rsplit('/')
                 .next()
                 .filter(|_| caller.kind == PrincipalKind::Role),
-            policy: Some(policy),
+            policy: Some(store_session_documents(documents)?),
             expiration,
         })
         .await
@@ -341,23 +377,51 @@ fn check_duration(secs: i64, min: i64, max: i64) -> Result<i64, IamError> {
     }
 }
 
+/// The session policies stored for a session: one document, or a JSON list of documents (vended credentials of
+/// a session that had its own policy), parsed. Issued by the server, so one that does not parse denies.
+pub(crate) fn session_policies(stored: &str) -> Result<Vec<Policy>, IamError> {
+    session_documents(stored)?
+        .iter()
+        .map(|document| {
+            Policy::parse(document, PolicyKind::Session).map_err(|e| {
+                tracing::warn!(error = %e, "a stored session policy does not parse; denying");
+                IamError::Denied(format!(
+                    "A policy that applies to this request is invalid: {e}"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The documents of a stored session policy (see [`session_policies`]).
+fn session_documents(stored: &str) -> Result<Vec<String>, IamError> {
+    if stored.trim_start().starts_with('[') {
+        serde_json::from_str(stored).map_err(|e| {
+            tracing::warn!(error = %e, "a stored session policy list does not parse; denying");
+            IamError::Denied("A policy that applies to this request is invalid".to_string())
+        })
+    } else {
+        Ok(vec![stored.to_string()])
+    }
+}
+
+/// How several session documents are stored: the one document as is, more as a JSON list.
+fn store_session_documents(mut documents: Vec<String>) -> Result<String, IamError> {
+    if documents.len() == 1
+        && let Some(one) = documents.pop()
+    {
+        return Ok(one);
+    }
+    serde_json::to_string(&documents).map_err(|e| IamError::Internal(e.to_string()))
+}
+
 /// The session policy of vended credentials: the data actions on this one table, named in both ARN flavors so
 /// it matches whatever spelling the data plane resolves the table to.
-fn table_session_policy(table: &TableArn, access: VendedAccess, also_read: &[TableArn]) -> String {
-    let actions: &[&str] = match access {
-        VendedAccess::Read => &["oss:GetTableData"],
-        VendedAccess::ReadWrite => &["oss:GetTableData", "oss:PutTableData"],
-    };
-    let mut statements = vec![
-        serde_json::json!({ "Sid": "VendedTableData", "Effect": "Allow", "Action": actions, "Resource": both_flavors(table) }),
-    ];
-    if !also_read.is_empty() {
-        let resources: Vec<String> = also_read.iter().flat_map(both_flavors).collect();
-        statements.push(serde_json::json!({
-            "Sid": "ReferencedTableData", "Effect": "Allow", "Action": ["oss:GetTableData"], "Resource": resources
-        }));
-    }
-    serde_json::json!({ "Version": "2012-10-17", "Statement": statements }).to_string()
+fn table_session_policy(table: &TableArn, access: VendedAccess) -> String {
+    serde_json::json!({ "Version": "2012-10-17", "Statement": [
+        { "Sid": "VendedTableData", "Effect": "Allow", "Action": access.actions(), "Resource": both_flavors(table) }
+    ]})
+    .to_string()
 }
 
 /// A table ARN in both spellings.
@@ -370,4 +434,42 @@ fn both_flavors(table: &TableArn) -> Vec<String> {
             arn.to_string()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vended_access_is_what_the_caller_may() {
+        assert_eq!(VendedAccess::of(true, true), Some(VendedAccess::ReadWrite));
+        assert_eq!(VendedAccess::of(true, false), Some(VendedAccess::Read));
+        assert_eq!(VendedAccess::of(false, true), Some(VendedAccess::Write));
+        assert_eq!(VendedAccess::of(false, false), None);
+        assert_eq!(VendedAccess::Write.actions(), ["oss:PutTableData"]);
+    }
+
+    #[test]
+    fn several_session_documents_round_trip() {
+        let one = r#"{"Statement":{"Effect":"Allow","Action":"oss:GetTableData","Resource":"*"}}"#;
+        let two = r#"{"Statement":{"Effect":"Allow","Action":"oss:PutTableData","Resource":"*"}}"#;
+        // One document is stored as is (what AssumeRole has always stored).
+        let stored = store_session_documents(vec![one.to_string()]).unwrap();
+        assert_eq!(stored, one);
+        assert_eq!(session_policies(&stored).unwrap().len(), 1);
+        // More are a list, and a list inside a list flattens when vended again.
+        let stored = store_session_documents(vec![one.to_string(), two.to_string()]).unwrap();
+        let mut documents = session_documents(&stored).unwrap();
+        assert_eq!(documents, [one, two]);
+        documents.push(one.to_string());
+        let again = store_session_documents(documents).unwrap();
+        assert_eq!(session_policies(&again).unwrap().len(), 3);
+        // What does not parse denies.
+        for bad in ["[1]", "[\"nope\"]", "{", "[\"{\\\"Statement\\\":[]}\"]"] {
+            assert!(
+                matches!(session_policies(bad), Err(IamError::Denied(_))),
+                "{bad}"
+            );
+        }
+    }
 }

@@ -114,9 +114,7 @@ pub(crate) async fn remove_unreferenced(
     to_clear.extend(deleted_keys);
     meta.clear_noncurrent(table_id, &to_clear).await?;
     let uploads_cutoff = before(unreferenced_before, settings.delete_after);
-    let aborted = catalog
-        .abort_stale_uploads(table_id, uploads_cutoff)
-        .await?;
+    let aborted = files.abort_stale_uploads(uploads_cutoff).await?;
 
     outcome.detail("objectsScanned", scanned);
     outcome.detail("referencedFiles", referenced.keys.len() as u64);

@@ -7,7 +7,53 @@ use std::borrow::Cow;
 
 use crate::PolicyError;
 
-/// The flavor prefixes that name the same service: (Alibaba Cloud, AWS).
+/// Which ARN spelling a deployment writes: the one place the services' ARN prefixes are spelled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ArnFlavor {
+    /// `acs:osstables:…`, `acs:ram::…` (Alibaba OSS Tables and RAM), the default.
+    #[default]
+    Oss,
+    /// `arn:aws:s3tables:…`, `arn:aws:iam::…`, `arn:aws:sts::…` (AWS).
+    Aws,
+}
+
+impl ArnFlavor {
+    /// Both flavors.
+    pub const ALL: [Self; 2] = [Self::Oss, Self::Aws];
+
+    /// The prefix of table bucket and table ARNs, up to the region (`acs:osstables:`).
+    pub fn tables(self) -> &'static str {
+        match self {
+            Self::Oss => "acs:osstables:",
+            Self::Aws => "arn:aws:s3tables:",
+        }
+    }
+
+    /// The prefix of account, user and role ARNs, up to the account (`acs:ram::`).
+    pub fn identities(self) -> &'static str {
+        match self {
+            Self::Oss => "acs:ram::",
+            Self::Aws => "arn:aws:iam::",
+        }
+    }
+
+    /// The prefix of role session ARNs, up to the account (`acs:ram::`, AWS: `arn:aws:sts::`).
+    pub fn sessions(self) -> &'static str {
+        match self {
+            Self::Oss => "acs:ram::",
+            Self::Aws => "arn:aws:sts::",
+        }
+    }
+
+    /// The flavor whose identity prefix starts `arn`, and the rest (`<account>:<resource>`).
+    pub fn strip_identity(arn: &str) -> Option<(Self, &str)> {
+        Self::ALL
+            .into_iter()
+            .find_map(|flavor| arn.strip_prefix(flavor.identities()).map(|rest| (flavor, rest)))
+    }
+}
+
+/// The prefixes that name the same service in the two flavors: (Alibaba Cloud, AWS).
 const FLAVORS: &[(&str, &str)] = &[
     ("acs:osstables:", "arn:aws:s3tables:"),
     ("acs:ram:", "arn:aws:iam:"),
@@ -79,7 +125,11 @@ impl PrincipalName {
         if is_account_id(s) {
             return Some(PrincipalName::Account(s.to_string()));
         }
-        let rest = ["acs:ram::", "arn:aws:iam::", "arn:aws:sts::"]
+        let rest = [
+            ArnFlavor::Oss.identities(),
+            ArnFlavor::Aws.identities(),
+            ArnFlavor::Aws.sessions(),
+        ]
             .iter()
             .find_map(|p| s.strip_prefix(p))?;
         let (account, resource) = rest.split_once(':')?;

@@ -288,6 +288,11 @@ impl Condition {
         Ok(Condition { clauses })
     }
 
+    /// The (lower-cased) keys the clauses test.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
+        self.clauses.iter().map(|clause| clause.key.as_str())
+    }
+
     /// Whether every clause holds. `lookup` gets a lower-cased key and answers its values, `None` when absent.
     pub(crate) fn holds(&self, lookup: &dyn Fn(&str) -> Option<Vec<String>>) -> bool {
         self.clauses.iter().all(|clause| clause.holds(lookup))

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use crate::action::{Action, Service};
 use crate::arn::{self, PrincipalName};
 use crate::condition::Condition;
+use crate::keys::{self, Key};
 use crate::pattern::wildcard_match;
 use crate::{MAX_POLICY_BYTES, PolicyError};
 
@@ -68,6 +69,46 @@ pub(crate) struct Statement {
     /// `None` only in trust policies.
     pub resource: Option<Negatable<String>>,
     pub condition: Condition,
+}
+
+/// The names of the `${…}` policy variables in a `Resource` entry, but the literal-character ones (`${*}`,
+/// `${?}`, `${$}`).
+pub(crate) fn variables(pattern: &str) -> impl Iterator<Item = &str> {
+    pattern
+        .split("${")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+        .filter(|name| !matches!(*name, "*" | "?" | "$"))
+}
+
+/// A variable that names no key Tablebay fills would make its entry match nothing, silently: refused.
+fn check_variables(pattern: &str) -> Result<(), PolicyError> {
+    for name in variables(pattern) {
+        keys::parse(&name.to_ascii_lowercase()).map_err(|why| {
+            PolicyError::new(format!("\"{pattern}\": policy variable ${{{name}}}: {why}"))
+        })?;
+    }
+    Ok(())
+}
+
+/// Which facts about the resource a policy's conditions and variables read, so that the caller fetches only
+/// those (a table's namespace and name, its and its bucket's tags).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResourceFacts {
+    /// `s3tables:namespace` or `s3tables:tableName`.
+    pub names: bool,
+    /// `aws:ResourceTag/<key>` or `s3tables:TableBucketTag/<key>`.
+    pub tags: bool,
+}
+
+impl std::ops::BitOr for ResourceFacts {
+    type Output = ResourceFacts;
+    fn bitor(self, other: ResourceFacts) -> ResourceFacts {
+        ResourceFacts {
+            names: self.names || other.names,
+            tags: self.tags || other.tags,
+        }
+    }
 }
 
 /// `X` or `NotX`: the entries, and whether the element is the negated one.
@@ -289,6 +330,7 @@ fn parse_statement(value: &Value, kind: PolicyKind) -> Result<Statement, PolicyE
                 .into_iter()
                 .map(|e| {
                     arn::validate_resource(e)
+                        .and_then(|()| check_variables(e))
                         .map(|()| e.to_string())
                         .map_err(|err| err.at(element))
                 })
@@ -302,6 +344,9 @@ fn parse_statement(value: &Value, kind: PolicyKind) -> Result<Statement, PolicyE
         Some(value) => Condition::parse(value).map_err(|e| e.at("Condition"))?,
         None => Condition::default(),
     };
+    for key in condition.keys() {
+        keys::parse(key).map_err(|why| PolicyError::new(why).at("Condition"))?;
+    }
     Ok(Statement {
         sid,
         effect,
@@ -385,6 +430,27 @@ impl Policy {
     pub fn kind(&self) -> PolicyKind {
         self.kind
     }
+
+    /// Which resource facts the document's conditions and policy variables read.
+    pub fn resource_facts(&self) -> ResourceFacts {
+        let mut lowered = Vec::new();
+        for statement in &self.statements {
+            lowered.extend(statement.condition.keys().map(str::to_string));
+            for pattern in statement.resource.iter().flat_map(|r| r.items.iter()) {
+                lowered.extend(variables(pattern).map(str::to_ascii_lowercase));
+            }
+        }
+        lowered.iter().filter_map(|key| keys::parse(key).ok()).fold(
+            ResourceFacts::default(),
+            |facts, key: Key<'_>| {
+                facts
+                    | ResourceFacts {
+                        names: key.reads_names(),
+                        tags: key.reads_tags(),
+                    }
+            },
+        )
+    }
 }
 
 #[cfg(test)]
@@ -414,6 +480,8 @@ mod tests {
             (doc(r#"{"Effect":"Allow","Action":"*","Resource":"*"}"#), PolicyKind::Identity),
             (doc(r#"{"Effect":"Allow","Action":"OSS:gettable","Resource":"*"}"#), PolicyKind::Identity),
             (doc(r#"{"Effect":"Allow","Action":"*:GetTable","Resource":"*"}"#), PolicyKind::Identity),
+            (doc(r#"{"Effect":"Deny","Principal":"*","Action":"oss:*","Resource":"*","Condition":{"StringEquals":{"s3tables:namespace":"hr","OSS:TableName":"t","aws:ResourceTag/env":"x","osstables:TableBucketTag/team":"y"}}}"#), PolicyKind::Resource),
+            (doc(r#"{"Effect":"Allow","Action":"oss:*","Resource":"acs:osstables:*:*:bucket/${aws:username}-${s3tables:namespace}/${*}"}"#), PolicyKind::Identity),
         ] {
             let policy = Policy::parse(&json, kind).unwrap_or_else(|e| panic!("{json}: {e}"));
             assert_eq!(policy.source(), json);
@@ -609,6 +677,48 @@ mod tests {
                 "Statement[0]: Condition: unknown condition operator \"Foo\"",
             ),
             (
+                doc(&format!(
+                    r#"{{"Effect":"Deny","Condition":{{"StringEquals":{{"s3tables:Foo":"x"}}}},{any}}}"#
+                )),
+                PolicyKind::Identity,
+                "Statement[0]: Condition: unknown condition key \"s3tables:foo\"",
+            ),
+            (
+                doc(&format!(
+                    r#"{{"Effect":"Deny","Principal":"*","Condition":{{"StringEquals":{{"aws:TagKeys":"x"}}}},{any}}}"#
+                )),
+                PolicyKind::Resource,
+                "describes a request's body",
+            ),
+            (
+                doc(&format!(
+                    r#"{{"Effect":"Deny","Condition":{{"StringEquals":{{"s3tables:SSEAlgorithm":"AES256"}}}},{any}}}"#
+                )),
+                PolicyKind::Session,
+                "describes a request's body",
+            ),
+            (
+                doc(&format!(
+                    r#"{{"Effect":"Deny","Condition":{{"Bool":{{"aws:MultiFactorAuthPresent":"false"}}}},{any}}}"#
+                )),
+                PolicyKind::Identity,
+                "unknown condition key \"aws:multifactorauthpresent\"",
+            ),
+            (
+                doc(
+                    r#"{"Effect":"Allow","Principal":"*","Action":"sts:AssumeRole","Condition":{"StringEquals":{"sts:ExternalId":"x"}}}"#,
+                ),
+                PolicyKind::Trust,
+                "unknown condition key \"sts:externalid\"",
+            ),
+            (
+                doc(
+                    r#"{"Effect":"Allow","Action":"oss:GetTable","Resource":"acs:osstables:*:*:bucket/${s3tables:bucketName}/*"}"#,
+                ),
+                PolicyKind::Identity,
+                "policy variable ${s3tables:bucketName}: unknown condition key",
+            ),
+            (
                 format!(
                     r#"{{"Statement":[],"Id":"{}"}}"#,
                     "x".repeat(MAX_POLICY_BYTES)
@@ -622,6 +732,57 @@ mod tests {
                 err.to_string().contains(msg),
                 "{json}\n  got: {err}\n  want: {msg}"
             );
+        }
+    }
+
+    #[test]
+    fn resource_facts_say_what_to_fetch() {
+        for (json, names, tags) in [
+            (
+                doc(r#"{"Effect":"Allow","Action":"*","Resource":"*"}"#),
+                false,
+                false,
+            ),
+            (
+                doc(
+                    r#"{"Effect":"Allow","Action":"*","Resource":"*","Condition":{"IpAddress":{"aws:SourceIp":"10.0.0.0/8"}}}"#,
+                ),
+                false,
+                false,
+            ),
+            (
+                doc(
+                    r#"{"Effect":"Deny","Action":"*","Resource":"*","Condition":{"StringEquals":{"oss:namespace":"hr"}}}"#,
+                ),
+                true,
+                false,
+            ),
+            (
+                doc(
+                    r#"{"Effect":"Allow","Action":"*","Resource":"acs:osstables:*:*:bucket/${S3Tables:TableName}"}"#,
+                ),
+                true,
+                false,
+            ),
+            (
+                doc(
+                    r#"{"Effect":"Allow","Action":"*","Resource":"*","Condition":{"Null":{"s3tables:TableBucketTag/x":"false"}}}"#,
+                ),
+                false,
+                true,
+            ),
+            (
+                doc(
+                    r#"{"Effect":"Allow","Action":"*","Resource":"*","Condition":{"StringEquals":{"aws:ResourceTag/x":"1","s3tables:tableName":"t"}}}"#,
+                ),
+                true,
+                true,
+            ),
+        ] {
+            let facts = Policy::parse(&json, PolicyKind::Identity)
+                .unwrap()
+                .resource_facts();
+            assert_eq!((facts.names, facts.tags), (names, tags), "{json}");
         }
     }
 

@@ -19,6 +19,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use crate::Action;
 use crate::arn::{self, PrincipalName};
 use crate::document::{Effect, Policy, Statement};
+use crate::keys::{self, Key};
 use crate::pattern::wildcard_match;
 
 /// Who is asking.
@@ -42,17 +43,30 @@ pub struct Context {
     pub secure_transport: bool,
     /// `aws:CurrentTime` / `aws:EpochTime`.
     pub current_time: DateTime<Utc>,
-    /// Any other key (`s3tables:namespace`, `s3tables:tableName`, …), looked up case-insensitively.
+    /// `s3tables:namespace`: the namespace of the table acted on, or the one a bucket-level operation names.
+    pub namespace: Option<String>,
+    /// `s3tables:tableName`: the name of the table acted on (or created).
+    pub table_name: Option<String>,
+    /// `aws:ResourceTag/<key>`: the tags of the resource acted on (the table's for a table).
+    pub resource_tags: BTreeMap<String, String>,
+    /// `s3tables:TableBucketTag/<key>`: the tags of the table bucket the resource is or lies in.
+    pub bucket_tags: BTreeMap<String, String>,
+    /// Values of keys Tablebay does not know, looked up case-insensitively. Policies naming such keys are refused
+    /// when parsed, so this serves only tests of the condition operators.
     pub extra: BTreeMap<String, Vec<String>>,
 }
 
 impl Context {
-    /// A context with only the current time set (no source address, not TLS, no extra keys).
+    /// A context with only the current time set (no source address, not TLS, no resource facts).
     pub fn new(current_time: DateTime<Utc>) -> Context {
         Context {
             source_ip: None,
             secure_transport: false,
             current_time,
+            namespace: None,
+            table_name: None,
+            resource_tags: BTreeMap::new(),
+            bucket_tags: BTreeMap::new(),
             extra: BTreeMap::new(),
         }
     }
@@ -80,8 +94,9 @@ pub struct Policies<'a> {
     pub identity: &'a [Policy],
     /// The resource policies: the bucket policy and, for table resources, the table policy.
     pub resource: &'a [&'a Policy],
-    /// The session policy of an assumed-role session, if one was passed.
-    pub session: Option<&'a Policy>,
+    /// The session policies of temporary credentials: an assumed role's `Policy`, and for vended credentials the
+    /// table scope plus the caller's own session policy. Each one narrows: all must allow.
+    pub sessions: &'a [Policy],
 }
 
 /// The outcome.
@@ -123,12 +138,7 @@ pub fn evaluate(request: &Request, policies: &Policies) -> Decision {
 
     // 1. Explicit deny anywhere.
     let identity_statements = || policies.identity.iter().flat_map(|p| p.statements.iter());
-    let session_statements = || {
-        policies
-            .session
-            .into_iter()
-            .flat_map(|p| p.statements.iter())
-    };
+    let session_statements = || policies.sessions.iter().flat_map(|p| p.statements.iter());
     let resource_statements = || policies.resource.iter().flat_map(|p| p.statements.iter());
     let denied = identity_statements()
         .chain(session_statements())
@@ -164,12 +174,68 @@ pub fn evaluate(request: &Request, policies: &Policies) -> Decision {
     };
 
     // 4. A session policy narrows whatever was allowed.
-    let session_allows = policies.session.is_none_or(|p| {
+    if allowed && sessions_allow(policies.sessions, &applies) {
+        Decision::Allow
+    } else {
+        Decision::ImplicitDeny
+    }
+}
+
+/// Whether every session policy has an `Allow` that applies (true when there are none).
+fn sessions_allow(sessions: &[Policy], applies: &dyn Fn(&Statement) -> bool) -> bool {
+    sessions.iter().all(|p| {
         p.statements
             .iter()
             .any(|s| s.effect == Effect::Allow && applies(s))
-    });
-    if allowed && session_allows {
+    })
+}
+
+/// Decides `sts:AssumeRole` on a role (`request.resource_arn` is the role's ARN, `request.action` is
+/// [`Action::AssumeRole`]).
+///
+/// Stricter than a resource policy: the role's trust policy must allow the caller (naming it, its account or
+/// `"*"`) **and** the caller's identity policy must allow `sts:AssumeRole` on the role, within an account as
+/// across accounts (an account root, which has no identity policies, holds that side implicitly). The caller's
+/// session policies narrow, and a `Deny` in any of them (or in the trust policy, for a principal it names) wins.
+/// AWS lets a same-account principal that the trust policy names by ARN in without an identity allow; Tablebay
+/// asks for both, so that no role can be assumed by someone whose own policies do not say so.
+pub fn evaluate_assume_role(request: &Request, trust: &Policy, policies: &Policies) -> Decision {
+    let lookup = |key: &str| context_value(request, key);
+    let applies = |s: &Statement| statement_applies(s, request, &lookup);
+    let caller = PrincipalName::parse(request.caller.arn);
+    let names_caller =
+        |s: &Statement| principal_match(s, request, caller.as_ref()) != PrincipalMatch::No;
+    let own = || {
+        policies
+            .identity
+            .iter()
+            .chain(policies.sessions)
+            .flat_map(|p| p.statements.iter())
+    };
+    let denied = own()
+        .find(|s| s.effect == Effect::Deny && applies(s))
+        .or_else(|| {
+            trust
+                .statements
+                .iter()
+                .find(|s| s.effect == Effect::Deny && names_caller(s) && applies(s))
+        });
+    if let Some(statement) = denied {
+        return Decision::ExplicitDeny {
+            sid: statement.sid.clone(),
+        };
+    }
+    let trusted = trust
+        .statements
+        .iter()
+        .any(|s| s.effect == Effect::Allow && names_caller(s) && applies(s));
+    let identity_allows = request.caller.is_account_root
+        || policies
+            .identity
+            .iter()
+            .flat_map(|p| p.statements.iter())
+            .any(|s| s.effect == Effect::Allow && applies(s));
+    if trusted && identity_allows && sessions_allow(policies.sessions, &applies) {
         Decision::Allow
     } else {
         Decision::ImplicitDeny
@@ -283,23 +349,35 @@ fn context_value(request: &Request, key: &str) -> Option<Vec<String>> {
     let caller = &request.caller;
     let context = request.context;
     let one = |s: String| Some(vec![s]);
-    match key {
-        "aws:securetransport" => one(context.secure_transport.to_string()),
-        "aws:sourceip" => context.source_ip.map(|ip| vec![ip.to_string()]),
-        "aws:currenttime" => one(context
-            .current_time
-            .to_rfc3339_opts(SecondsFormat::Secs, true)),
-        "aws:epochtime" => one(context.current_time.timestamp().to_string()),
-        "aws:principalaccount" => one(caller.account_id.to_string()),
-        "aws:principalarn" => one(caller.arn.to_string()),
-        "aws:resourceaccount" => one(request.resource_account.to_string()),
-        "aws:principaltype" => one(principal_type(caller).to_string()),
-        "aws:username" => user_name(caller.arn).map(|n| vec![n.to_string()]),
-        _ => context
+    let tag = |tags: &BTreeMap<String, String>, name: &str| {
+        // Key names are case-insensitive in conditions, tag keys included.
+        tags.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| vec![v.clone()])
+    };
+    let Ok(known) = keys::parse(key) else {
+        return context
             .extra
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.clone()),
+            .map(|(_, v)| v.clone());
+    };
+    match known {
+        Key::SecureTransport => one(context.secure_transport.to_string()),
+        Key::SourceIp => context.source_ip.map(|ip| vec![ip.to_string()]),
+        Key::CurrentTime => one(context
+            .current_time
+            .to_rfc3339_opts(SecondsFormat::Secs, true)),
+        Key::EpochTime => one(context.current_time.timestamp().to_string()),
+        Key::PrincipalAccount => one(caller.account_id.to_string()),
+        Key::PrincipalArn => one(caller.arn.to_string()),
+        Key::ResourceAccount => one(request.resource_account.to_string()),
+        Key::PrincipalType => one(principal_type(caller).to_string()),
+        Key::Username => user_name(caller.arn).map(|n| vec![n.to_string()]),
+        Key::ResourceTag(name) => tag(&context.resource_tags, name),
+        Key::TableBucketTag(name) => tag(&context.bucket_tags, name),
+        Key::Namespace => context.namespace.clone().map(|n| vec![n]),
+        Key::TableName => context.table_name.clone().map(|n| vec![n]),
     }
 }
 

@@ -20,7 +20,7 @@
 //!     resource_account: "123456789012",
 //!     context: &context,
 //! };
-//! let policies = Policies { identity: std::slice::from_ref(&policy), resource: &[], session: None };
+//! let policies = Policies { identity: std::slice::from_ref(&policy), resource: &[], sessions: &[] };
 //! assert_eq!(evaluate(&request, &policies), Decision::Allow);
 //! ```
 #![warn(missing_docs)]
@@ -33,12 +33,14 @@ mod error;
 mod eval;
 mod iceberg;
 mod ip;
+mod keys;
 mod pattern;
 
 pub use action::{Action, Service};
-pub use document::{Policy, PolicyKind};
+pub use arn::ArnFlavor;
+pub use document::{Policy, PolicyKind, ResourceFacts};
 pub use error::PolicyError;
-pub use eval::{Caller, Context, Decision, Policies, Request, evaluate};
+pub use eval::{Caller, Context, Decision, Policies, Request, evaluate, evaluate_assume_role};
 pub use iceberg::{IcebergOperation, iceberg_operation_actions};
 
 /// The largest policy document accepted, in bytes (S3 Tables' `ResourcePolicy` limit, `reference/s3tables-api.md`).

@@ -106,7 +106,7 @@ impl<'a> Case<'a> {
             &Policies {
                 identity: &self.identity,
                 resource: &resource,
-                session: self.session.as_ref(),
+                sessions: self.session.as_slice(),
             },
         )
     }
@@ -429,10 +429,15 @@ fn conditions_on_request_facts() {
     let v6 = |c: &mut Context| c.source_ip = Some("2001:db8::9".parse().unwrap());
     let later =
         |c: &mut Context| c.current_time = Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap();
-    let sales = |c: &mut Context| {
-        c.extra = BTreeMap::from([("s3tables:namespace".to_string(), vec!["sales".to_string()])]);
+    let sales = |c: &mut Context| c.namespace = Some("sales".to_string());
+    let orders = |c: &mut Context| {
+        c.namespace = Some("sales".to_string());
+        c.table_name = Some("orders".to_string());
     };
-    let no_tags = |c: &mut Context| c.extra = BTreeMap::from([("aws:TagKeys".to_string(), vec![])]);
+    let tagged = |c: &mut Context| {
+        c.resource_tags = BTreeMap::from([("Env".to_string(), "prod".to_string())]);
+        c.bucket_tags = BTreeMap::from([("team".to_string(), "data".to_string())]);
+    };
     let cond = |c: &str| {
         format!(
             r#"{{"Version":"2012-10-17","Statement":{{"Effect":"Allow","Action":"oss:*","Resource":"*","Condition":{c}}}}}"#
@@ -468,8 +473,59 @@ fn conditions_on_request_facts() {
         &[(g, TABLE, &same, false), (g, TABLE, &sales, true)],
     );
     edge(
-        &cond(r#"{"ForAllValues:StringEquals":{"aws:TagKeys":["env"]}}"#),
-        &[(g, TABLE, &no_tags, true)],
+        &cond(r#"{"ForAllValues:StringEquals":{"s3tables:namespace":["hr"]}}"#),
+        &[(g, TABLE, &same, true), (g, TABLE, &sales, false)],
+    );
+    // The table service's keys under each of its prefixes.
+    edge(
+        &cond(r#"{"StringEquals":{"oss:namespace":"sales","osstables:tableName":"orders"}}"#),
+        &[(g, TABLE, &sales, false), (g, TABLE, &orders, true)],
+    );
+    edge(
+        &cond(r#"{"StringLike":{"s3tables:tablename":"ord*"}}"#),
+        &[(g, TABLE, &same, false), (g, TABLE, &orders, true)],
+    );
+    // Tags: the resource's and its bucket's; tag keys compare case-insensitively, values exactly.
+    edge(
+        &cond(
+            r#"{"StringEquals":{"aws:ResourceTag/env":"prod","s3tables:TableBucketTag/Team":"data"}}"#,
+        ),
+        &[(g, TABLE, &same, false), (g, TABLE, &tagged, true)],
+    );
+    edge(
+        &cond(r#"{"StringEquals":{"aws:ResourceTag/env":"Prod"}}"#),
+        &[(g, TABLE, &tagged, false)],
+    );
+    // RAM's spellings of the global keys.
+    edge(
+        &cond(
+            r#"{"IpAddress":{"acs:SourceIp":"203.0.113.0/24"},"Bool":{"acs:SecureTransport":"false"}}"#,
+        ),
+        &[(g, TABLE, &same, false), (g, TABLE, &v4, true)],
+    );
+    // A policy variable naming a table-service key.
+    edge(
+        r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"oss:*","Resource":"acs:osstables:*:*:bucket/${s3tables:namespace}/*"}}"#,
+        &[
+            (
+                g,
+                "acs:osstables:r:111122223333:bucket/sales/table/1",
+                &sales,
+                true,
+            ),
+            (
+                g,
+                "acs:osstables:r:111122223333:bucket/hr/table/1",
+                &sales,
+                false,
+            ),
+            (
+                g,
+                "acs:osstables:r:111122223333:bucket/sales/table/1",
+                &same,
+                false,
+            ),
+        ],
     );
     edge(
         &cond(r#"{"StringEquals":{"aws:PrincipalAccount":"111122223333","aws:username":"ana"}}"#),
@@ -555,14 +611,30 @@ fn not_principal_in_a_resource_policy() {
 
 #[test]
 fn trust_policies_name_who_may_assume() {
-    let trust = Policy::parse(
+    let trust_ana = Policy::parse(
         r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Principal":{"AWS":"acs:ram::111122223333:user/ana"},"Action":"sts:AssumeRole"}}"#,
         PolicyKind::Trust,
     )
     .unwrap();
+    let trust_account = Policy::parse(
+        r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Principal":{"AWS":"111122223333"},"Action":"sts:AssumeRole"}}"#,
+        PolicyKind::Trust,
+    )
+    .unwrap();
+    let trust_bob = Policy::parse(
+        &format!(r#"{{"Statement":{{"Effect":"Allow","Principal":{{"AWS":"{BOB}"}},"Action":"sts:AssumeRole"}}}}"#),
+        PolicyKind::Trust,
+    )
+    .unwrap();
+    let trust_deny_eve = Policy::parse(
+        r#"{"Statement":[{"Effect":"Allow","Principal":{"AWS":"111122223333"},"Action":"sts:AssumeRole"},
+            {"Sid":"no-eve","Effect":"Deny","Principal":{"AWS":"acs:ram::111122223333:user/eve"},"Action":"sts:AssumeRole"}]}"#,
+        PolicyKind::Trust,
+    )
+    .unwrap();
     let ctx = ctx();
-    let decide = |caller: Caller, identity: &[Policy]| {
-        evaluate(
+    let decide = |caller: Caller, trust: &Policy, identity: &[Policy], sessions: &[Policy]| {
+        evaluate_assume_role(
             &Request {
                 caller,
                 action: Action::AssumeRole,
@@ -570,51 +642,182 @@ fn trust_policies_name_who_may_assume() {
                 resource_account: OWNER,
                 context: &ctx,
             },
+            trust,
             &Policies {
                 identity,
-                resource: &[&trust],
-                session: None,
+                resource: &[],
+                sessions,
             },
         )
     };
-    assert_eq!(decide(user(ANA), &[]), Decision::Allow);
-    assert_eq!(
-        decide(
-            Caller {
-                account_id: OWNER,
-                arn: "acs:ram::111122223333:user/eve",
-                is_account_root: false
-            },
-            &[]
-        ),
-        Decision::ImplicitDeny
+    let eve = Caller {
+        account_id: OWNER,
+        arn: "acs:ram::111122223333:user/eve",
+        is_account_root: false,
+    };
+    let may_assume_any = identity(&allow("sts:AssumeRole", "*"));
+    let may_assume_role = identity(&allow(
+        "sts:AssumeRole",
+        "arn:aws:iam::111122223333:role/etl",
+    ));
+    let may_assume_other = identity(&allow("sts:AssumeRole", "acs:ram::111122223333:role/other"));
+    let deny_assume = identity(
+        r#"{"Statement":{"Sid":"never","Effect":"Deny","Action":"sts:AssumeRole","Resource":"*"}}"#,
     );
-    // Bob in another account, named by a trust policy, also needs his own identity allow for sts:AssumeRole.
-    let trust_bob = Policy::parse(
-        &format!(r#"{{"Statement":{{"Effect":"Allow","Principal":{{"AWS":"{BOB}"}},"Action":"sts:AssumeRole"}}}}"#),
-        PolicyKind::Trust,
-    )
-    .unwrap();
-    let bob_may = identity(&allow("sts:AssumeRole", ROLE));
-    for (ids, want) in [
-        (vec![], Decision::ImplicitDeny),
-        (vec![bob_may], Decision::Allow),
+    let session_other = Policy::parse(&allow("oss:GetTable", "*"), PolicyKind::Session).unwrap();
+    let session_assume = Policy::parse(&allow("sts:*", "*"), PolicyKind::Session).unwrap();
+    let no = Decision::ImplicitDeny;
+    for (what, caller, trust, ids, sessions, want) in [
+        // The finding: a same-account user allowed sts:AssumeRole on * whom the trust policy does not name.
+        (
+            "unnamed, identity allows",
+            eve,
+            &trust_ana,
+            vec![may_assume_any.clone()],
+            vec![],
+            no.clone(),
+        ),
+        // Named, and its own policy allows: yes (either flavor of the role ARN).
+        (
+            "named, identity allows",
+            user(ANA),
+            &trust_ana,
+            vec![may_assume_any.clone()],
+            vec![],
+            Decision::Allow,
+        ),
+        (
+            "named, identity allows the role",
+            user(ANA),
+            &trust_ana,
+            vec![may_assume_role.clone()],
+            vec![],
+            Decision::Allow,
+        ),
+        // Named but its own policy says nothing (or names another role): both sides must allow.
+        (
+            "named, no identity allow",
+            user(ANA),
+            &trust_ana,
+            vec![],
+            vec![],
+            no.clone(),
+        ),
+        (
+            "named, identity names another role",
+            user(ANA),
+            &trust_ana,
+            vec![may_assume_other],
+            vec![],
+            no.clone(),
+        ),
+        // A trust policy naming the account delegates to the account's identity policies.
+        (
+            "account trusted, identity allows",
+            eve,
+            &trust_account,
+            vec![may_assume_any.clone()],
+            vec![],
+            Decision::Allow,
+        ),
+        (
+            "account trusted, no identity allow",
+            eve,
+            &trust_account,
+            vec![],
+            vec![],
+            no.clone(),
+        ),
+        // The account root has no identity policies: the trust policy alone decides for it.
+        (
+            "root, account trusted",
+            root(OWNER),
+            &trust_account,
+            vec![],
+            vec![],
+            Decision::Allow,
+        ),
+        (
+            "root, only ana trusted",
+            root(OWNER),
+            &trust_ana,
+            vec![],
+            vec![],
+            no.clone(),
+        ),
+        // Denies win, in the identity policy or in the trust policy.
+        (
+            "identity deny",
+            eve,
+            &trust_account,
+            vec![may_assume_any.clone(), deny_assume],
+            vec![],
+            Decision::ExplicitDeny {
+                sid: Some("never".into()),
+            },
+        ),
+        (
+            "trust deny",
+            eve,
+            &trust_deny_eve,
+            vec![may_assume_any.clone()],
+            vec![],
+            Decision::ExplicitDeny {
+                sid: Some("no-eve".into()),
+            },
+        ),
+        (
+            "trust deny for another",
+            user(ANA),
+            &trust_deny_eve,
+            vec![may_assume_any.clone()],
+            vec![],
+            Decision::Allow,
+        ),
+        // A caller's session policy narrows.
+        (
+            "session without sts",
+            user(ANA),
+            &trust_ana,
+            vec![may_assume_any.clone()],
+            vec![session_other],
+            no.clone(),
+        ),
+        (
+            "session with sts",
+            user(ANA),
+            &trust_ana,
+            vec![may_assume_any.clone()],
+            vec![session_assume],
+            Decision::Allow,
+        ),
+        // Across accounts: named, plus his own identity allow.
+        (
+            "other account, no identity allow",
+            user(BOB),
+            &trust_bob,
+            vec![],
+            vec![],
+            no.clone(),
+        ),
+        (
+            "other account, identity allows",
+            user(BOB),
+            &trust_bob,
+            vec![may_assume_any.clone()],
+            vec![],
+            Decision::Allow,
+        ),
+        (
+            "other account root, user trusted",
+            root(OTHER),
+            &trust_bob,
+            vec![],
+            vec![],
+            no.clone(),
+        ),
     ] {
-        let got = evaluate(
-            &Request {
-                caller: user(BOB),
-                action: Action::AssumeRole,
-                resource_arn: ROLE,
-                resource_account: OWNER,
-                context: &ctx,
-            },
-            &Policies {
-                identity: &ids,
-                resource: &[&trust_bob],
-                session: None,
-            },
-        );
-        assert_eq!(got, want);
+        assert_eq!(decide(caller, trust, &ids, &sessions), want, "{what}");
     }
 }
 

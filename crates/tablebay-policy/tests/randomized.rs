@@ -37,7 +37,7 @@ const SEEDS: &[&str] = &[
     r#"{"Version":"2012-10-17","Statement":[{"Sid":"a","Effect":"Allow","Action":["oss:GetTable","s3tables:Get*"],"Resource":"acs:osstables:*:111122223333:bucket/b/*"}]}"#,
     r#"{"Version":"1","Statement":{"Effect":"Deny","NotAction":"oss:Delete*","NotResource":["arn:aws:s3tables:us-east-1:111122223333:bucket/x"],"Condition":{"Bool":{"aws:SecureTransport":"false"}}}}"#,
     r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":["111122223333","arn:aws:iam::444455556666:user/bob"]},"Action":"*","Resource":"*","Condition":{"IpAddress":{"aws:SourceIp":["10.0.0.0/8","2001:db8::/32"]},"DateLessThan":{"aws:CurrentTime":"2027-01-01T00:00:00Z"}}}]}"#,
-    r#"{"Statement":[{"Effect":"Allow","NotPrincipal":{"RAM":"acs:ram::111122223333:root"},"Action":"sts:AssumeRole","Condition":{"ForAllValues:StringLike":{"aws:TagKeys":["a*"]},"NumericLessThanEquals":{"s3tables:maxTables":10},"Null":{"aws:username":"true"}}}]}"#,
+    r#"{"Statement":[{"Effect":"Allow","NotPrincipal":{"RAM":"acs:ram::111122223333:root"},"Action":"sts:AssumeRole","Condition":{"ForAllValues:StringLike":{"s3tables:namespace":["a*"]},"NumericLessThanEquals":{"aws:EpochTime":1780000000},"Null":{"aws:username":"true"}}}]}"#,
     r#"{"Version":"2012-10-17","Statement":{"Effect":"Allow","Action":"oss:*","Resource":"acs:osstables:*:*:bucket/home-${aws:username}/*","Condition":{"StringEqualsIfExists":{"s3tables:namespace":["a","b"]},"ArnLike":{"aws:PrincipalArn":"acs:ram::*:user/*"}}}}"#,
 ];
 
@@ -134,13 +134,9 @@ fn exercise(rng: &mut Rng, doc: &str) -> usize {
         Some("2001:db8::1".parse().unwrap()),
     ][rng.below(3)];
     context.secure_transport = rng.below(2) == 0;
-    context.extra = BTreeMap::from([
-        (
-            "aws:TagKeys".to_string(),
-            vec!["a1".to_string(), "b".to_string()][..rng.below(3)].to_vec(),
-        ),
-        ("s3tables:namespace".to_string(), vec!["a".to_string()]),
-    ]);
+    context.namespace = [None, Some("a".to_string()), Some("ab".to_string())][rng.below(3)].clone();
+    context.table_name = [None, Some("t".to_string())][rng.below(2)].clone();
+    context.resource_tags = BTreeMap::from([("env".to_string(), "prod".to_string())]);
     for kind in kinds {
         let result = Policy::parse(doc, kind);
         if let Ok(policy) = &result {
@@ -172,7 +168,7 @@ fn exercise(rng: &mut Rng, doc: &str) -> usize {
                 &Policies {
                     identity: one,
                     resource: &[policy],
-                    session: Some(policy),
+                    sessions: one,
                 },
             );
         } else if let Err(e) = &result {
@@ -244,7 +240,7 @@ fn oversized_and_deeply_nested_documents_are_refused_cleanly() {
     let policies = Policies {
         identity: std::slice::from_ref(&policy),
         resource: &[],
-        session: None,
+        sessions: &[],
     };
     assert_eq!(evaluate(&request, &policies), Decision::ImplicitDeny);
 }

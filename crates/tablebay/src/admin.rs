@@ -4,29 +4,17 @@
 
 use std::path::Path;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, Subcommand};
-use tablebay_auth::signer::{SigningParams, sign_with};
+
+use crate::client::{ClientArgs, encode};
 
 /// Where the server is and which credentials sign.
 #[derive(Args, Debug)]
 pub struct AdminArgs {
-    /// The tables listener's URL.
-    #[arg(
-        long,
-        env = "TABLEBAY_ENDPOINT",
-        default_value = "http://127.0.0.1:8181"
-    )]
-    endpoint: String,
-    /// The signing region (the server's `--region`).
-    #[arg(long, env = "TABLEBAY_REGION", default_value = "us-east-1")]
-    region: String,
-    /// Access key id of the instance root or of an account root.
-    #[arg(long, env = "AWS_ACCESS_KEY_ID")]
-    access_key_id: String,
-    /// Its secret.
-    #[arg(long, env = "AWS_SECRET_ACCESS_KEY", hide_env_values = true)]
-    secret_access_key: String,
+    /// The server and the credentials (of the instance root or of an account root).
+    #[command(flatten)]
+    client: ClientArgs,
     /// The account to act in (instance root only; default: the caller's own).
     #[arg(long)]
     account_id: Option<String>,
@@ -118,7 +106,7 @@ fn document(raw: &str) -> anyhow::Result<String> {
 }
 
 fn seg(s: &str) -> String {
-    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
+    encode(s)
 }
 
 /// Runs one admin command and prints its answer.
@@ -251,50 +239,11 @@ pub fn run(args: AdminArgs) -> anyhow::Result<()> {
         .as_ref()
         .map(|a| format!("?accountId={}", seg(a)))
         .unwrap_or_default();
-    let url = format!("{}{path}{query}", args.endpoint.trim_end_matches('/'));
-    let request = http::Request::builder().method(method).uri(&url);
-    let request = if body.is_empty() {
-        request
-    } else {
-        request.header("content-type", "application/json")
-    };
-    let (mut parts, ()) = request
-        .body(())
-        .context("building the request")?
-        .into_parts();
-    let params = SigningParams {
-        access_key_id: &args.access_key_id,
-        secret_access_key: &args.secret_access_key,
-        session_token: None,
-        region: &args.region,
-        service: "s3tables",
-        time: chrono::Utc::now(),
-    };
-    sign_with(&mut parts, body.as_bytes(), &params).map_err(|e| anyhow::anyhow!("signing: {e}"))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let (status, text) = runtime.block_on(async {
-        let client = reqwest::Client::new();
-        let mut builder = client
-            .request(parts.method.clone(), &url)
-            .body(body.clone());
-        for (name, value) in &parts.headers {
-            builder = builder.header(name, value);
-        }
-        let response = builder
-            .send()
-            .await
-            .with_context(|| format!("calling {url}"))?;
-        let status = response.status();
-        let text = response.text().await.context("reading the answer")?;
-        anyhow::Ok((status, text))
-    })?;
-    if status.is_success() {
-        println!("{text}");
-        Ok(())
-    } else {
-        eprintln!("{text}");
-        bail!("the server answered {status}")
-    }
+    runtime.block_on(
+        args.client
+            .send(method, &format!("{path}{query}"), body.into_bytes()),
+    )
 }

@@ -299,7 +299,8 @@ impl Config {
             .arn_flavor
             .or(file.arn_flavor)
             .unwrap_or_else(|| "oss".to_string());
-        let arn_flavor: ArnFlavor = flavor.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let arn_flavor: ArnFlavor =
+            tablebay_catalog::parse_arn_flavor(&flavor).map_err(|e| anyhow::anyhow!("{e}"))?;
         let meta_url = match args.meta_url.or(file.meta_url) {
             Some(url) => url,
             None => format!("sqlite://{}?mode=rwc", data_dir.join("meta.db").display()),

@@ -2,6 +2,7 @@
 //! Configuration is in `config.rs`, the wiring of stores, services and listeners in `serve.rs`.
 
 mod admin;
+mod client;
 mod compact;
 mod config;
 mod listener;

@@ -1,30 +1,10 @@
-//! `tablebay maintenance run|runs`: the client side of the admin maintenance endpoints. Requests are SigV4-signed
-//! with `tablebay-auth`'s signer (signing name `s3tables`), exactly as any S3 Tables client signs them.
+//! `tablebay maintenance run|runs`: the client side of the admin maintenance endpoints, sent through the one
+//! signed-request client (`client.rs`).
 
-use anyhow::{Context, bail};
-use clap::{Args, Subcommand};
-use http::{Method, Request};
+use clap::Subcommand;
+use http::Method;
 
-/// Where the server is and who is asking.
-#[derive(Args, Debug)]
-pub struct ClientArgs {
-    /// The tables listener's URL.
-    #[arg(
-        long,
-        env = "TABLEBAY_ENDPOINT",
-        default_value = "http://127.0.0.1:8181"
-    )]
-    endpoint: String,
-    /// The region to sign for.
-    #[arg(long, env = "AWS_REGION", default_value = "us-east-1")]
-    region: String,
-    /// Access key id of an account that owns the table.
-    #[arg(long, env = "AWS_ACCESS_KEY_ID")]
-    access_key_id: String,
-    /// Its secret access key.
-    #[arg(long, env = "AWS_SECRET_ACCESS_KEY", hide_env_values = true)]
-    secret_access_key: String,
-}
+use crate::client::{ClientArgs, encode};
 
 /// `tablebay maintenance …`.
 #[derive(Subcommand, Debug)]
@@ -90,53 +70,5 @@ pub async fn run(command: MaintenanceCommand) -> anyhow::Result<()> {
             (Method::GET, path, Vec::new(), client)
         }
     };
-    let url = format!("{}{path}", client.endpoint.trim_end_matches('/'));
-    let mut builder = Request::builder().method(method.clone()).uri(&url);
-    if !body.is_empty() {
-        builder = builder.header("content-type", "application/json");
-    }
-    let (mut parts, ()) = builder
-        .body(())
-        .with_context(|| format!("invalid endpoint {url}"))?
-        .into_parts();
-    tablebay_auth::signer::sign(
-        &mut parts,
-        &body,
-        &client.access_key_id,
-        &client.secret_access_key,
-        &client.region,
-        "s3tables",
-        chrono::Utc::now(),
-    )
-    .map_err(|e| anyhow::anyhow!("signing the request: {e}"))?;
-    let mut request = reqwest::Client::new().request(method, &url).body(body);
-    for (name, value) in &parts.headers {
-        if name != http::header::HOST {
-            request = request.header(name, value);
-        }
-    }
-    let response = request
-        .send()
-        .await
-        .with_context(|| format!("calling {url}"))?;
-    let status = response.status();
-    let text = response.text().await?;
-    println!("{text}");
-    if !status.is_success() {
-        bail!("the server answered {status}");
-    }
-    Ok(())
-}
-
-/// Percent-encodes a query value (ARNs carry `:` and `/`).
-fn encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            other => format!("%{other:02X}"),
-        })
-        .collect()
+    client.send(method, &path, body).await
 }

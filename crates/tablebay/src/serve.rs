@@ -9,6 +9,7 @@ use tablebay_catalog::{Catalog, CatalogConfig};
 use tablebay_http::AppState;
 use tablebay_iam::{Iam, IamConfig};
 use tablebay_maintenance::JobRunner;
+use tablebay_objects::Objects;
 use tablebay_store::{BlobStore, MetaStore};
 use tokio::net::TcpListener;
 
@@ -148,9 +149,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let shutdown = shutdown_signal();
     maintenance.spawn(shutdown.0.clone());
+    tokio::spawn(delete_unlinked_blobs(
+        state.objects.clone(),
+        shutdown.clone(),
+    ));
     if let Some(max_age) = config.multipart_expiry {
         tokio::spawn(expire_uploads(
-            state.catalog.clone(),
+            state.objects.clone(),
             max_age,
             shutdown.clone(),
         ));
@@ -177,12 +182,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
 /// Aborts data-plane multipart uploads older than `max_age`, now and then periodically (every tenth of the age,
 /// between a second and an hour), until shutdown. Several instances may sweep at once: an upload is aborted once.
-async fn expire_uploads(catalog: Catalog, max_age: Duration, shutdown: Shutdown) {
+async fn expire_uploads(objects: Objects, max_age: Duration, shutdown: Shutdown) {
     let period = (max_age / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600));
     let stop = shutdown.wait();
     tokio::pin!(stop);
     loop {
-        match catalog.expire_uploads(max_age).await {
+        match objects.expire_uploads(max_age).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(expired = n, "aborted expired multipart uploads"),
             Err(e) => tracing::warn!(error = %e, "multipart expiry sweep failed"),
@@ -190,6 +195,24 @@ async fn expire_uploads(catalog: Catalog, max_age: Duration, shutdown: Shutdown)
         tokio::select! {
             _ = &mut stop => return,
             _ = tokio::time::sleep(period) => {}
+        }
+    }
+}
+
+/// Deletes the blobs the meta store queued for deletion once they are due, now (what a crash left queued) and then
+/// every second, until shutdown.
+async fn delete_unlinked_blobs(objects: Objects, shutdown: Shutdown) {
+    let stop = shutdown.wait();
+    tokio::pin!(stop);
+    loop {
+        match objects.delete_unlinked_blobs().await {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(deleted = n, "deleted unlinked blobs"),
+            Err(e) => tracing::warn!(error = %e, "deleting unlinked blobs failed"),
+        }
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
         }
     }
 }

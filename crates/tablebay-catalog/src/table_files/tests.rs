@@ -1,13 +1,15 @@
 //! Confinement of a table's files (issue 14, findings 3, 4 and 13) against a real catalog (SQLite file + local
 //! blob store in a temp dir): the handle refuses every location outside the storage it was opened for; no
 //! metadata location, manifest list, statistics file or path property can be set outside it; a pointer planted
-//! outside it below the catalog is never followed; register adopts only unowned storage of the same account.
+//! outside it below the catalog is never followed; register adopts only unowned storage of the same account; the
+//! data plane's bucket name resolves to the table's storage and nothing else.
 
 use std::collections::BTreeMap;
 
 use chrono::Utc;
 use iceberg::{TableRequirement, TableUpdate};
 use serde_json::json;
+use tablebay_objects::ObjectEncryption;
 use tablebay_store::meta::PointerSwap;
 use tablebay_store::{BlobStore, BlobUrl, MetaStore};
 
@@ -169,6 +171,44 @@ async fn only_the_tables_own_storage_resolves() {
     }
 }
 
+/// The data plane's bucket `<table-id>--table-s3` names the table (its ARN and owner, the encryption its writes
+/// get), any other name nothing; the metadata file the catalog wrote is an object of that storage.
+#[tokio::test]
+async fn bucket_names_resolve_to_the_tables_storage() {
+    let env = env().await;
+    let table = create(&env, &env.namespace, "t").await.table;
+    let bucket = table.warehouse_location.trim_start_matches("s3://");
+    let storage = env.catalog.table_storage(bucket).await.unwrap().unwrap();
+    assert_eq!(storage.table_id(), table.id);
+    assert_eq!(storage.arn, table.arn);
+    assert_eq!(storage.owner(), &env.mine);
+    assert_eq!(storage.storage.encryption, ObjectEncryption::Managed);
+    let unknown = format!("{}--table-s3", Uuid::now_v7());
+    for other in ["not-a-table-bucket", &unknown, &bucket.to_uppercase()] {
+        assert_eq!(
+            env.catalog.table_storage(other).await.unwrap(),
+            None,
+            "{other}"
+        );
+    }
+    let location = TableLocation::parse(table.metadata_location.as_deref().unwrap()).unwrap();
+    let key = ObjectKey::parse(&location.key).unwrap();
+    let (view, body) = env
+        .catalog
+        .objects()
+        .get_object(table.id, &key, &tablebay_objects::ReadRequest::default())
+        .await
+        .unwrap();
+    let bytes: Vec<Bytes> = body.try_collect().await.unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&bytes.concat()).unwrap();
+    assert_eq!(json["table-uuid"], table.id.to_string());
+    assert_eq!(
+        view.info.attributes.content_type.as_deref(),
+        Some("application/json")
+    );
+    assert_eq!(view.info.encryption, Some(ObjectEncryption::Managed));
+}
+
 #[tokio::test]
 async fn reads_writes_and_deletes_outside_the_storage_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -197,8 +237,8 @@ async fn reads_writes_and_deletes_outside_the_storage_are_refused() {
         files.delete(&secret).await,
         Err(CatalogError::Invalid(_))
     ));
-    let body: crate::ByteStream = Box::pin(futures::stream::once(async {
-        Ok::<_, crate::BodyError>(Bytes::from_static(b"x"))
+    let body: tablebay_objects::ByteStream = Box::pin(futures::stream::once(async {
+        Ok::<_, tablebay_objects::BodyError>(Bytes::from_static(b"x"))
     }));
     assert!(matches!(
         files.write(&secret, body).await,

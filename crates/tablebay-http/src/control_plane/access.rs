@@ -16,7 +16,7 @@ use tablebay_policy::Action;
 
 use super::error::ControlPlaneError;
 use super::router::{Endpoint, GetTableSelector, TablePath};
-use crate::pipeline::{Context, Need};
+use crate::pipeline::{Context, Need, in_namespace, naming_table};
 
 /// An endpoint with the table it names, looked up once.
 pub(crate) struct Resolved {
@@ -79,16 +79,29 @@ pub(crate) async fn resolve(
         | E::DeleteTableBucketMetricsConfiguration { bucket } => {
             vec![Need::Owner(bucket_of(bucket)?)]
         }
-        E::CreateNamespace { bucket, .. } => on_bucket(A::CreateNamespace, bucket)?,
+        E::CreateNamespace { bucket, request } => {
+            let resource = bucket_of(bucket)?;
+            let resource = match request.namespace.as_slice() {
+                [name] => in_namespace(resource, name),
+                _ => resource,
+            };
+            vec![Need::action(A::CreateNamespace, resource)]
+        }
         E::ListNamespaces { bucket, .. } => on_bucket(A::ListNamespaces, bucket)?,
-        E::GetNamespace { bucket, .. } => on_bucket(A::GetNamespace, bucket)?,
-        E::DeleteNamespace { bucket, .. } => on_bucket(A::DeleteNamespace, bucket)?,
+        E::GetNamespace { bucket, namespace } => vec![Need::action(
+            A::GetNamespace,
+            in_namespace(bucket_of(bucket)?, namespace),
+        )],
+        E::DeleteNamespace { bucket, namespace } => vec![Need::action(
+            A::DeleteNamespace,
+            in_namespace(bucket_of(bucket)?, namespace),
+        )],
         E::CreateTable {
             bucket: raw,
+            namespace,
             request,
-            ..
         } => {
-            let resource = bucket_of(raw)?;
+            let resource = naming_table(bucket_of(raw)?, namespace, &request.name);
             let mut needs = vec![Need::action(A::CreateTable, resource.clone())];
             // Creating with metadata writes table data, and with an encryption configuration fixes the table's
             // encryption: `PutTableData` / `PutTableEncryption` (reference/s3tables-api.md §2).
@@ -100,7 +113,16 @@ pub(crate) async fn resolve(
             }
             needs
         }
-        E::ListTables { bucket, .. } => on_bucket(A::ListTables, bucket)?,
+        E::ListTables {
+            bucket, namespace, ..
+        } => {
+            let resource = bucket_of(bucket)?;
+            let resource = match namespace {
+                Some(namespace) => in_namespace(resource, namespace),
+                None => resource,
+            };
+            vec![Need::action(A::ListTables, resource)]
+        }
         E::GetTable {
             table: GetTableSelector::Arn(raw),
         } => {
@@ -206,7 +228,7 @@ async fn on_table(
     let resource = match cx.catalog().table(&named).await {
         Ok(found) => {
             *table = Some(Ok(TableRef::Arn(found.arn.clone())));
-            Resource::Table(found.arn)
+            Resource::table(&found)
         }
         Err(CatalogError::NotFound(message)) => {
             *table = Some(Err(ControlPlaneError::NotFound(message)));

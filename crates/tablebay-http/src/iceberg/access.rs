@@ -12,7 +12,7 @@ use tablebay_policy::{Action, IcebergOperation, iceberg_operation_actions};
 use super::context::Lookups;
 use super::error::IcebergError;
 use super::router::{Endpoint, Ident};
-use crate::pipeline::{Context, Need};
+use crate::pipeline::{Context, Need, in_namespace, naming_table};
 
 /// An endpoint with the tables it names, looked up once.
 pub(crate) struct Resolved {
@@ -36,16 +36,36 @@ pub(crate) async fn resolve(
             warehouse: Some(warehouse),
         } => on_bucket(cx, O::GetConfig, warehouse)?,
         E::ListNamespaces { prefix, .. } => on_bucket(cx, O::ListNamespaces, prefix)?,
-        E::CreateNamespace { prefix, .. } => on_bucket(cx, O::CreateNamespace, prefix)?,
-        E::LoadNamespace { prefix, .. } => on_bucket(cx, O::LoadNamespace, prefix)?,
-        E::NamespaceExists { prefix, .. } => on_bucket(cx, O::NamespaceExists, prefix)?,
-        E::DropNamespace { prefix, .. } => on_bucket(cx, O::DropNamespace, prefix)?,
-        E::UpdateNamespaceProperties { prefix, .. } => {
-            on_bucket(cx, O::UpdateNamespaceProperties, prefix)?
+        E::CreateNamespace { prefix, request } => match request.namespace.as_slice() {
+            [namespace] => on_namespace(cx, O::CreateNamespace, prefix, namespace)?,
+            _ => on_bucket(cx, O::CreateNamespace, prefix)?,
+        },
+        E::LoadNamespace { prefix, namespace } => {
+            on_namespace(cx, O::LoadNamespace, prefix, namespace)?
         }
-        E::ListTables { prefix, .. } => on_bucket(cx, O::ListTables, prefix)?,
-        E::CreateTable { prefix, .. } => on_any_table(cx, ops(O::CreateTable), prefix)?,
-        E::RegisterTable { prefix, .. } => on_any_table(cx, ops(O::RegisterTable), prefix)?,
+        E::NamespaceExists { prefix, namespace } => {
+            on_namespace(cx, O::NamespaceExists, prefix, namespace)?
+        }
+        E::DropNamespace { prefix, namespace } => {
+            on_namespace(cx, O::DropNamespace, prefix, namespace)?
+        }
+        E::UpdateNamespaceProperties {
+            prefix, namespace, ..
+        } => on_namespace(cx, O::UpdateNamespaceProperties, prefix, namespace)?,
+        E::ListTables {
+            prefix, namespace, ..
+        } => on_namespace(cx, O::ListTables, prefix, namespace)?,
+        E::CreateTable {
+            prefix,
+            namespace,
+            request,
+            ..
+        } => on_new_table(cx, ops(O::CreateTable), prefix, namespace, &request.name)?,
+        E::RegisterTable {
+            prefix,
+            namespace,
+            request,
+        } => on_new_table(cx, ops(O::RegisterTable), prefix, namespace, &request.name)?,
         E::LoadTable { prefix, table, .. } | E::ReportMetrics { prefix, table } => {
             on_table(cx, O::LoadTable, prefix, table, &mut tables).await?
         }
@@ -74,16 +94,27 @@ pub(crate) async fn resolve(
             }
             needs
         }
-        E::ListViews { prefix, .. } => on_bucket_action(cx, Action::ListTables, prefix)?,
-        E::CreateView { prefix, .. } => on_any_table(cx, &[Action::CreateTable], prefix)?,
-        E::LoadView { prefix, .. } | E::ViewExists { prefix, .. } => {
-            on_any_table(cx, &[Action::GetTable], prefix)?
+        E::ListViews {
+            prefix, namespace, ..
+        } => vec![Need::action(
+            Action::ListTables,
+            in_namespace(Resource::Bucket(cx.bucket_arn(prefix)?), namespace),
+        )],
+        E::CreateView {
+            prefix,
+            namespace,
+            request,
+        } => on_new_table(cx, &[Action::CreateTable], prefix, namespace, &request.name)?,
+        E::LoadView { prefix, view } | E::ViewExists { prefix, view } => {
+            on_view(cx, &[Action::GetTable], prefix, view)?
         }
-        E::ReplaceView { prefix, .. } => {
-            on_any_table(cx, &[Action::UpdateTableMetadataLocation], prefix)?
+        E::ReplaceView { prefix, view, .. } => {
+            on_view(cx, &[Action::UpdateTableMetadataLocation], prefix, view)?
         }
-        E::DropView { prefix, .. } => on_any_table(cx, &[Action::DeleteTable], prefix)?,
-        E::RenameView { prefix, .. } => on_any_table(cx, &[Action::RenameTable], prefix)?,
+        E::DropView { prefix, view } => on_view(cx, &[Action::DeleteTable], prefix, view)?,
+        E::RenameView { prefix, source, .. } => {
+            on_view(cx, &[Action::RenameTable], prefix, source)?
+        }
     };
     Ok((Resolved { endpoint, tables }, needs))
 }
@@ -103,26 +134,41 @@ fn on_bucket(
     )])
 }
 
-fn on_bucket_action(
+/// An operation on a namespace: on the bucket, in that namespace (`s3tables:namespace`).
+fn on_namespace(
     cx: &Context<'_>,
-    action: Action,
+    op: IcebergOperation,
     prefix: &str,
+    namespace: &str,
 ) -> Result<Vec<Need>, IcebergError> {
-    Ok(vec![Need::action(
-        action,
-        Resource::Bucket(cx.bucket_arn(prefix)?),
+    Ok(vec![Need::Actions(
+        ops(op).to_vec(),
+        in_namespace(Resource::Bucket(cx.bucket_arn(prefix)?), namespace),
     )])
 }
 
-fn on_any_table(
+/// An operation that creates a table (or a view, which shares its name space): on `<bucket>/table/*`, naming it.
+fn on_new_table(
     cx: &Context<'_>,
     actions: &[Action],
     prefix: &str,
+    namespace: &str,
+    name: &str,
 ) -> Result<Vec<Need>, IcebergError> {
     Ok(vec![Need::Actions(
         actions.to_vec(),
-        Resource::AnyTable(cx.bucket_arn(prefix)?),
+        naming_table(Resource::AnyTable(cx.bucket_arn(prefix)?), namespace, name),
     )])
+}
+
+/// An operation on a view: views have no ARN of their own, so `<bucket>/table/*`, naming the view.
+fn on_view(
+    cx: &Context<'_>,
+    actions: &[Action],
+    prefix: &str,
+    view: &Ident,
+) -> Result<Vec<Need>, IcebergError> {
+    on_new_table(cx, actions, prefix, &view.namespace, &view.name)
 }
 
 /// A table named by the request: looked up (and remembered in `tables`); the need is on its ARN when it
@@ -137,8 +183,8 @@ async fn on_table(
     let bucket: BucketArn = cx.bucket_arn(prefix)?;
     let table = lookup(cx, &bucket, ident).await?;
     let resource = match &table {
-        Some(table) => Resource::Table(table.arn.clone()),
-        None => Resource::AnyTable(bucket),
+        Some(table) => Resource::table(table),
+        None => naming_table(Resource::AnyTable(bucket), &ident.namespace, &ident.name),
     };
     tables.push(table);
     Ok(vec![Need::Actions(ops(op).to_vec(), resource)])

@@ -4,10 +4,11 @@
 //! authorization resolved, and maps errors.
 
 use tablebay_catalog::spec::TableRequirement;
-use tablebay_catalog::{Table, TableChange, TableName};
+use tablebay_catalog::{CommitError, IcebergTable, Table, TableChange, TableName};
 
 use super::context::{Lookups, Reply};
 use super::error::IcebergError;
+use super::idempotency;
 use super::router::{Ident, single_level};
 use super::tables::load_result;
 use super::wire::CommitTableRequest;
@@ -21,6 +22,7 @@ pub(super) async fn commit_table(
     ident: &Ident,
     table: Option<Table>,
     req: CommitTableRequest,
+    key: Option<&str>,
 ) -> Result<Reply, IcebergError> {
     if let Some(identifier) = &req.identifier {
         let namespace = single_level(identifier.namespace.clone())?;
@@ -50,19 +52,57 @@ pub(super) async fn commit_table(
             .map_err(|e| IcebergError::for_commit(e, ident))?
     } else {
         let table = table.ok_or_else(|| IcebergError::no_such_table(ident))?;
-        cx.catalog()
-            .commit_table(&table, change, &cx.account)
-            .await
-            .map_err(|e| IcebergError::for_commit(e, ident))?
+        let answer = |tables: &[IcebergTable]| match tables {
+            [committed] => answer_of(cx, committed),
+            _ => Err(IcebergError::bad_request("A table commit commits one table")),
+        };
+        let remember = key.map(|key| idempotency::with_commit(cx, key, answer));
+        let committed = cx
+            .catalog()
+            .commit_tables_remembering(vec![(table, change)], &cx.account, remember.as_ref())
+            .await;
+        return match committed {
+            Ok(tables) => match tables.as_slice() {
+                [committed] => {
+                    let mut reply = answer_of(cx, committed)?;
+                    reply.remembered = remember.is_some();
+                    Ok(reply)
+                }
+                _ => Err(IcebergError::for_commit(
+                    CommitError::StateUnknown("the commit produced no table".into()),
+                    ident,
+                )),
+            },
+            Err(CommitError::KeyTaken(message)) => winner(cx, key, &message, ident).await,
+            Err(e) => Err(IcebergError::for_commit(e, ident)),
+        };
     };
-    let body = load_result(
+    answer_of(cx, &committed)
+}
+
+/// A commit's answer: 200 `{metadata-location, metadata}`. A commit response has no `config` member, but clients
+/// ignore unknown members; it is the same document.
+fn answer_of(cx: &Context<'_>, committed: &IcebergTable) -> Result<Reply, IcebergError> {
+    Ok(Reply::raw_json(load_result(
         cx,
         Some(&committed.metadata_location),
         &committed.metadata.json,
         None,
-    )?;
-    // A commit response has no `config` member, but clients ignore unknown members; it is the same document.
-    Ok(Reply::raw_json(body))
+    )?))
+}
+
+/// The stored answer of the concurrent request with the same key that committed first.
+async fn winner(
+    cx: &Context<'_>,
+    key: Option<&str>,
+    message: &str,
+    ident: &Ident,
+) -> Result<Reply, IcebergError> {
+    let conflict = || IcebergError::for_commit(CommitError::Conflict(message.to_string()), ident);
+    match key {
+        Some(key) => idempotency::replay(cx, key).await?.ok_or_else(conflict),
+        None => Err(conflict()),
+    }
 }
 
 /// `POST /v1/{prefix}/transactions/commit`: every table's requirements hold and every update applies, or
@@ -71,6 +111,7 @@ pub(super) async fn commit_transaction(
     cx: &Context<'_>,
     changes: Vec<(Ident, CommitTableRequest)>,
     tables: Vec<Option<Table>>,
+    key: Option<&str>,
 ) -> Result<Reply, IcebergError> {
     let mut resolved = Vec::with_capacity(changes.len());
     let mut first = None;
@@ -88,9 +129,18 @@ pub(super) async fn commit_transaction(
     let first = first.ok_or_else(|| {
         IcebergError::bad_request("A transaction needs at least one table change")
     })?;
-    cx.catalog()
-        .commit_tables(resolved, &cx.account)
+    let remember = key.map(|key| idempotency::with_commit(cx, key, |_| Ok(Reply::no_content())));
+    match cx
+        .catalog()
+        .commit_tables_remembering(resolved, &cx.account, remember.as_ref())
         .await
-        .map_err(|e| IcebergError::for_commit(e, &first))?;
-    Ok(Reply::no_content())
+    {
+        Ok(_) => {
+            let mut reply = Reply::no_content();
+            reply.remembered = remember.is_some();
+            Ok(reply)
+        }
+        Err(CommitError::KeyTaken(message)) => winner(cx, key, &message, &first).await,
+        Err(e) => Err(IcebergError::for_commit(e, &first)),
+    }
 }

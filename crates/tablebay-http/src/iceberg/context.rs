@@ -57,6 +57,8 @@ pub(crate) struct Reply {
     pub body: Option<Bytes>,
     /// An `ETag` header value (quoted), if any.
     pub etag: Option<String>,
+    /// The answer was stored under its `Idempotency-Key` with the mutation itself (commits).
+    pub remembered: bool,
 }
 
 impl Reply {
@@ -69,6 +71,7 @@ impl Reply {
             status: StatusCode::OK,
             body: Some(Bytes::from(body)),
             etag: None,
+            remembered: false,
         })
     }
 
@@ -78,6 +81,7 @@ impl Reply {
             status: StatusCode::OK,
             body: Some(Bytes::from(body)),
             etag: None,
+            remembered: false,
         }
     }
 
@@ -87,6 +91,7 @@ impl Reply {
             status: StatusCode::NO_CONTENT,
             body: None,
             etag: None,
+            remembered: false,
         }
     }
 }

@@ -72,16 +72,21 @@ impl Surface for Iceberg {
             } => Some((prefix.clone(), namespace.clone(), request.name.clone())),
             _ => None,
         };
-        let reply = match &key {
-            Some(key) => match idempotency::replay(cx, key, cx.body.bytes()).await? {
+        let reply = match key.as_deref() {
+            Some(key) => match idempotency::replay(cx, key).await? {
                 Some(reply) => reply,
-                None => {
-                    let reply = dispatch(cx, resolved).await?;
-                    idempotency::remember(cx, key, cx.body.bytes(), &reply).await;
-                    reply
-                }
+                None => match dispatch(cx, resolved, Some(key)).await {
+                    Ok(reply) => {
+                        if !reply.remembered {
+                            idempotency::remember(cx, key, &reply).await;
+                        }
+                        reply
+                    }
+                    // A concurrent request with the same key may have won the race this one lost.
+                    Err(e) => idempotency::replay_winner(cx, key, e).await?,
+                },
             },
-            None => dispatch(cx, resolved).await?,
+            None => dispatch(cx, resolved, None).await?,
         };
         // Remembered answers never hold secrets: a created table's credentials are vended afresh, to whoever
         // asks now.
@@ -133,7 +138,13 @@ pub(crate) fn to_response(reply: Reply) -> Response {
     response
 }
 
-async fn dispatch(cx: &Context<'_>, resolved: Resolved) -> Result<Reply, IcebergError> {
+/// Runs the operation; `key` is the request's `Idempotency-Key`, which commits store their answer under in the
+/// same transaction.
+async fn dispatch(
+    cx: &Context<'_>,
+    resolved: Resolved,
+    key: Option<&str>,
+) -> Result<Reply, IcebergError> {
     use Endpoint as E;
     let Resolved { endpoint, mut tables } = resolved;
     // A table operation names one table; a transaction takes its whole list.
@@ -197,7 +208,7 @@ async fn dispatch(cx: &Context<'_>, resolved: Resolved) -> Result<Reply, Iceberg
             prefix,
             table: ident,
             request,
-        } => commit::commit_table(cx, &prefix, &ident, table, request).await,
+        } => commit::commit_table(cx, &prefix, &ident, table, request, key).await,
         E::DropTable {
             table: ident,
             purge,
@@ -211,7 +222,7 @@ async fn dispatch(cx: &Context<'_>, resolved: Resolved) -> Result<Reply, Iceberg
             destination,
         } => tables::rename(cx, &prefix, &source, table, &destination).await,
         E::CommitTransaction { changes, .. } => {
-            commit::commit_transaction(cx, changes, tables).await
+            commit::commit_transaction(cx, changes, tables, key).await
         }
         E::ListViews {
             prefix,
@@ -245,5 +256,6 @@ pub(crate) fn not_modified(etag: String) -> Reply {
         status: StatusCode::NOT_MODIFIED,
         body: None,
         etag: Some(etag),
+        remembered: false,
     }
 }

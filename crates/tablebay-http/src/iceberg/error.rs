@@ -247,6 +247,10 @@ impl IcebergError {
                 "CommitStateUnknownException",
                 detail,
             ),
+            // The dispatcher answers with the winner's stored reply; reached only when that is gone.
+            CommitError::KeyTaken(message) => {
+                Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
+            }
         }
     }
 }

@@ -3,12 +3,18 @@
 //! account, and are only ever replayed to the principal that made the request, for the same method, path and
 //! body (anything else is 422). Remembered answers hold no secrets: vended credentials are added afresh
 //! (`dispatch.rs`).
+//!
+//! Commits store their answer in the transaction that swaps the table pointers ([`with_commit`]), so two
+//! identical keyed commits that arrive together cannot both apply: the loser publishes nothing and answers the
+//! winner's reply. Other mutations store theirs after they succeed; one that fails while a concurrent request
+//! with its key succeeded (a second create of the same table) answers that request's reply
+//! ([`replay_winner`]).
 
 use bytes::Bytes;
 use http::StatusCode;
 use http::request::Parts;
 use sha2::{Digest, Sha256};
-use tablebay_catalog::RememberedReply;
+use tablebay_catalog::{CatalogError, IcebergTable, RememberedCommit, RememberedReply};
 
 use super::context::Reply;
 use super::error::IcebergError;
@@ -46,8 +52,8 @@ struct Fingerprint {
 }
 
 impl Fingerprint {
-    fn of(cx: &Context<'_>, body: &[u8]) -> Self {
-        let digest = Sha256::digest(body);
+    fn of(cx: &Context<'_>) -> Self {
+        let digest = Sha256::digest(cx.body.bytes());
         Self {
             principal: cx.principal.arn.clone(),
             request: format!(
@@ -77,16 +83,12 @@ fn hex_prefix(bytes: &[u8]) -> String {
 }
 
 /// The remembered answer for `key`, if this request was already applied.
-pub(super) async fn replay(
-    cx: &Context<'_>,
-    key: &str,
-    body: &[u8],
-) -> Result<Option<Reply>, IcebergError> {
+pub(super) async fn replay(cx: &Context<'_>, key: &str) -> Result<Option<Reply>, IcebergError> {
     let Some(remembered) = cx.catalog().remembered_reply(&cx.account, key).await? else {
         return Ok(None);
     };
     let stored = Fingerprint::decode(&remembered.fingerprint);
-    let this = Fingerprint::of(cx, body);
+    let this = Fingerprint::of(cx);
     if stored.principal != this.principal {
         return Err(IcebergError::unprocessable(format!(
             "Idempotency-Key {key} was already used by another principal"
@@ -104,23 +106,68 @@ pub(super) async fn replay(
         status,
         body,
         etag: None,
+        remembered: true,
     }))
 }
 
-/// Remembers a successful answer; a failure to remember is logged, not returned (the mutation did apply).
-pub(super) async fn remember(cx: &Context<'_>, key: &str, body: &[u8], reply: &Reply) {
-    if !reply.status.is_success() {
-        return;
+/// How long a keyed request that failed waits for the answer of a concurrent request with the same key.
+const WINNER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// After a keyed mutation failed: the answer of a concurrent request with the same key that won the race (a
+/// second create of the same table fails, where it should have got the first one's answer), if one is stored
+/// within a short wait; else the failure.
+pub(super) async fn replay_winner(
+    cx: &Context<'_>,
+    key: &str,
+    failure: IcebergError,
+) -> Result<Reply, IcebergError> {
+    let deadline = tokio::time::Instant::now() + WINNER_WAIT;
+    loop {
+        if let Some(reply) = replay(cx, key).await? {
+            return Ok(reply);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(failure);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    let answer = reply
+}
+
+/// What a commit stores with itself under its `Idempotency-Key` (`tablebay_catalog::Catalog::
+/// commit_tables_remembering`): `answer` renders the reply from the committed tables.
+pub(super) fn with_commit<'a>(
+    cx: &'a Context<'_>,
+    key: &'a str,
+    answer: impl Fn(&[IcebergTable]) -> Result<Reply, IcebergError> + Send + Sync + 'a,
+) -> RememberedCommit<'a> {
+    RememberedCommit {
+        account: &cx.account,
+        key,
+        fingerprint: Fingerprint::of(cx).encode(),
+        answer: Box::new(move |tables| {
+            let reply = answer(tables).map_err(|e| CatalogError::Internal(format!("{e:?}")))?;
+            Ok((reply.status.as_u16(), stored_body(&reply)))
+        }),
+    }
+}
+
+fn stored_body(reply: &Reply) -> String {
+    reply
         .body
         .as_ref()
         .map(|b| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// Remembers a successful answer; a failure to remember is logged, not returned (the mutation did apply).
+pub(super) async fn remember(cx: &Context<'_>, key: &str, reply: &Reply) {
+    if !reply.status.is_success() {
+        return;
+    }
     let remembered = RememberedReply {
-        fingerprint: Fingerprint::of(cx, body).encode(),
+        fingerprint: Fingerprint::of(cx).encode(),
         status: reply.status.as_u16(),
-        body: answer,
+        body: stored_body(reply),
     };
     if let Err(e) = cx
         .catalog()

@@ -65,7 +65,7 @@ impl Vended {
         let session = ctx
             .app
             .iam
-            .vend_table_credentials(&ctx.principal, table, &[])
+            .vend_table_credentials(&ctx.principal, table)
             .await?;
         let config = std::collections::BTreeMap::from([
             (

@@ -2,6 +2,7 @@
 //! authorization function (`tablebay_iam::Iam::authorize_all`) with the request's full context, in order; the
 //! first denial ends the request.
 
+use tablebay_catalog::{NamespaceName, TableName};
 use tablebay_iam::{AdminScope, IamError, Resource};
 use tablebay_policy::Action;
 
@@ -27,6 +28,25 @@ impl Need {
     /// One action on a resource.
     pub(crate) fn action(action: Action, resource: Resource) -> Self {
         Self::Actions(vec![action], resource)
+    }
+}
+
+/// A resource of a bucket in the namespace `name` (for the `s3tables:namespace` condition key); a name that
+/// could not exist names none (the operation answers its own 400 or 404).
+pub(crate) fn in_namespace(resource: Resource, name: &str) -> Resource {
+    match NamespaceName::parse(name) {
+        Ok(namespace) => resource.in_namespace(namespace),
+        Err(_) => resource,
+    }
+}
+
+/// A resource of a bucket naming the table `namespace.name` that is to be created (condition keys
+/// `s3tables:namespace` and `s3tables:tableName`).
+pub(crate) fn naming_table(resource: Resource, namespace: &str, name: &str) -> Resource {
+    match (NamespaceName::parse(namespace), TableName::parse(name)) {
+        (Ok(namespace), Ok(name)) => resource.naming_table(namespace, name),
+        (Ok(namespace), Err(_)) => resource.in_namespace(namespace),
+        (Err(_), _) => resource,
     }
 }
 

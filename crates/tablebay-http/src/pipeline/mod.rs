@@ -30,8 +30,8 @@ use tablebay_auth::{AuthError, Principal};
 use tablebay_catalog::AccountId;
 use tablebay_iam::{AccessContext, IamError};
 
-pub(crate) use authenticate::{Schemes, long_term_key};
-pub(crate) use authorize::Need;
+pub(crate) use authenticate::{Schemes, long_term_key, lookup};
+pub(crate) use authorize::{Need, in_namespace, naming_table};
 pub(crate) use body::{BodyBudget, DEFAULT_BODY_BUDGET_BYTES, RequestBody};
 
 use crate::state::AppState;
@@ -166,11 +166,12 @@ pub(crate) async fn serve<S: Surface>(app: &AppState, surface: &S, request: Requ
         app,
         S::NAME,
         S::REQUEST_ID_HEADER,
-        &parts,
+        &parts.method,
         response,
         &request_id,
         started,
-        &outcome,
+        outcome.operation,
+        outcome.principal.as_deref(),
     )
 }
 
@@ -211,6 +212,17 @@ async fn run<S: Surface>(
     surface.handle(&cx, resolved).await
 }
 
+/// Authenticates a request that carries no body (a metrics scrape): the same schemes and checks as any other.
+pub(crate) async fn authenticate_bodiless(
+    app: &AppState,
+    schemes: Schemes,
+    parts: &Parts,
+) -> Result<Principal, PipelineError> {
+    let pending = authenticate::identify(app, schemes, parts).await?;
+    let (principal, _) = pending.finish(parts, bytes::Bytes::new())?;
+    Ok(principal)
+}
+
 /// Serves a request that takes no credentials (the OAuth2 token endpoint): a bounded body, then `handle` (which
 /// also answers a body that could not be read, in its own format), with the same request id, log line and
 /// metrics as every other request.
@@ -234,47 +246,46 @@ where
     let body = body::read(body, max_body_bytes, Some(&app.body_budget))
         .await
         .map(RequestBody::new);
-    let response = handle(parts.clone(), body).await;
-    let outcome = Outcome {
-        operation,
-        principal: None,
-    };
+    let method = parts.method.clone();
+    let response = handle(parts, body).await;
     finish(
         app,
         surface,
         request_id_header,
-        &parts,
+        &method,
         response,
         &request_id,
         started,
-        &outcome,
+        operation,
+        None,
     )
 }
 
-/// Adds the request id header, then logs and counts the request.
+/// Adds the request id header in the surface's header, then writes the request's one log line and counts it: the
+/// end of every request on every surface (the S3 listener's too).
 #[allow(clippy::too_many_arguments)]
-fn finish(
+pub(crate) fn finish(
     app: &AppState,
     surface: &'static str,
     request_id_header: HeaderName,
-    parts: &Parts,
+    method: &http::Method,
     mut response: Response,
     request_id: &str,
     started: Instant,
-    outcome: &Outcome,
+    operation: &'static str,
+    principal: Option<&str>,
 ) -> Response {
     if let Ok(id) = HeaderValue::from_str(request_id) {
         response.headers_mut().insert(request_id_header, id);
     }
     let status = response.status().as_u16();
     let latency = started.elapsed();
-    app.metrics
-        .record(surface, outcome.operation, status, latency);
+    app.metrics.record(surface, operation, status, latency);
     tracing::info!(
         surface,
-        method = %parts.method,
-        operation = outcome.operation,
-        principal = outcome.principal.as_deref().unwrap_or("-"),
+        method = %method,
+        operation,
+        principal = principal.unwrap_or("-"),
         status,
         latency_ms = latency.as_secs_f64() * 1000.0,
         request_id,

@@ -16,13 +16,14 @@ use s3s::auth::{S3Auth, SecretKey};
 use s3s::host::{S3Host, VirtualHost};
 use s3s::{S3Error, S3ErrorCode, S3Result};
 use tablebay_auth::{AuthError, Principal};
-use tablebay_catalog::{Catalog, TableLocation, TableStorage};
+use tablebay_catalog::{Catalog, TableStorage};
 use tablebay_iam::{AccessContext, Iam, IamError, Resource};
+use tablebay_objects::TableLocation;
 use tablebay_policy::Action;
 
-use super::error::s3_error;
+use super::error::{catalog_error, no_such_bucket};
 use super::router::RequestContext;
-use crate::authn::lookup;
+use crate::pipeline::lookup;
 
 /// What an operation does to a table's data; named after the S3 Tables actions that grant it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -389,7 +390,8 @@ impl S3Access for TableAccess {
                     .catalog
                     .table_storage(bucket)
                     .await
-                    .map_err(|e| s3_error(e, request.as_ref()))?;
+                    .map_err(|e| catalog_error(e, request.as_ref()))?
+                    .ok_or_else(|| no_such_bucket(request.as_ref()))?;
                 authorize(&self.iam, &principal, action, &table, &access).await?;
                 Some(table)
             }

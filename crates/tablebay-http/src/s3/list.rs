@@ -7,7 +7,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use s3s::dto;
 use s3s::{S3Request, S3Response, S3Result};
-use tablebay_catalog::{Catalog, ListRequest, Listing, MAX_LIST_KEYS, ObjectError, ObjectInfo};
+use tablebay_objects::{ListRequest, Listing, MAX_LIST_KEYS, ObjectError, ObjectInfo, Objects};
 
 use super::service::Ctx;
 use super::wire;
@@ -88,7 +88,7 @@ fn entries(
 
 /// ListObjectsV2.
 pub(crate) async fn list_objects_v2(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::ListObjectsV2Input>,
 ) -> S3Result<S3Response<dto::ListObjectsV2Output>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -103,8 +103,8 @@ pub(crate) async fn list_objects_v2(
         after,
         max_keys: max_keys(input.max_keys)?,
     };
-    let listing = catalog
-        .list_objects(ctx.table()?, &request)
+    let listing = objects
+        .list_objects(ctx.table_id()?, &request)
         .await
         .map_err(|e| ctx.error(e))?;
     let encoder = Encoder::new(input.encoding_type.as_ref());
@@ -129,7 +129,7 @@ pub(crate) async fn list_objects_v2(
 
 /// ListObjects (v1).
 pub(crate) async fn list_objects(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::ListObjectsInput>,
 ) -> S3Result<S3Response<dto::ListObjectsOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -140,8 +140,8 @@ pub(crate) async fn list_objects(
         after: input.marker.clone().filter(|m| !m.is_empty()),
         max_keys: max_keys(input.max_keys)?,
     };
-    let listing = catalog
-        .list_objects(ctx.table()?, &request)
+    let listing = objects
+        .list_objects(ctx.table_id()?, &request)
         .await
         .map_err(|e| ctx.error(e))?;
     let encoder = Encoder::new(input.encoding_type.as_ref());

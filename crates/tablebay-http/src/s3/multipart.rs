@@ -3,9 +3,9 @@
 
 use s3s::dto;
 use s3s::{S3Request, S3Response, S3Result};
-use tablebay_catalog::{
-    Catalog, ChecksumAlgorithm, CompleteRequest, CompletedPart, MAX_LIST_PARTS, ObjectError,
-    Upload, UploadListRequest,
+use tablebay_objects::{
+    ChecksumAlgorithm, CompleteRequest, CompletedPart, MAX_LIST_PARTS, Objects, Upload,
+    UploadListRequest,
 };
 
 use super::objects::put_condition;
@@ -17,7 +17,7 @@ const MAX_COMPLETE_PARTS: usize = 10_000;
 
 /// CreateMultipartUpload.
 pub(crate) async fn create(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::CreateMultipartUploadInput>,
 ) -> S3Result<S3Response<dto::CreateMultipartUploadOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -55,9 +55,9 @@ pub(crate) async fn create(
         input.ssekms_key_id.as_ref(),
         input.sse_customer_algorithm.as_ref(),
     )?;
-    let upload = catalog
+    let upload = objects
         .create_upload(
-            ctx.table()?,
+            ctx.storage()?,
             &key,
             attributes,
             checksum,
@@ -88,7 +88,7 @@ fn part_number(n: i32) -> S3Result<u32> {
 
 /// UploadPart.
 pub(crate) async fn upload_part(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::UploadPartInput>,
 ) -> S3Result<S3Response<dto::UploadPartOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -109,9 +109,9 @@ pub(crate) async fn upload_part(
         &req.headers,
         req.trailing_headers,
     )?;
-    let part = catalog
+    let part = objects
         .upload_part(
-            ctx.table()?,
+            ctx.storage()?,
             &key,
             &input.upload_id,
             part_number(input.part_number)?,
@@ -137,7 +137,7 @@ pub(crate) async fn upload_part(
 
 /// CompleteMultipartUpload.
 pub(crate) async fn complete(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::CompleteMultipartUploadInput>,
 ) -> S3Result<S3Response<dto::CompleteMultipartUploadOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -148,16 +148,12 @@ pub(crate) async fn complete(
         .and_then(|m| m.parts)
         .unwrap_or_default();
     if listed.len() > MAX_COMPLETE_PARTS {
-        return Err(ctx.error(ObjectError::MalformedXml(format!(
-            "At most {MAX_COMPLETE_PARTS} parts may be listed"
-        ))));
+        return Err(ctx.malformed_xml(format!("At most {MAX_COMPLETE_PARTS} parts may be listed")));
     }
     let mut parts = Vec::with_capacity(listed.len());
     for part in listed {
         let (Some(number), Some(etag)) = (part.part_number, part.e_tag) else {
-            return Err(ctx.error(ObjectError::MalformedXml(
-                "Each part needs a PartNumber and an ETag".to_string(),
-            )));
+            return Err(ctx.malformed_xml("Each part needs a PartNumber and an ETag"));
         };
         let checksum = wire::single_checksum(
             part.checksum_crc32.as_ref(),
@@ -184,8 +180,8 @@ pub(crate) async fn complete(
         checksum: whole,
         condition: put_condition(input.if_match.as_ref(), input.if_none_match.as_ref()),
     };
-    let info = catalog
-        .complete_upload(ctx.table()?, &key, &input.upload_id, request)
+    let info = objects
+        .complete_upload(ctx.table_id()?, &key, &input.upload_id, request)
         .await
         .map_err(|e| ctx.error(e))?;
     let fields = ChecksumFields::of(info.checksum.as_ref());
@@ -210,13 +206,13 @@ pub(crate) async fn complete(
 
 /// AbortMultipartUpload.
 pub(crate) async fn abort(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::AbortMultipartUploadInput>,
 ) -> S3Result<S3Response<dto::AbortMultipartUploadOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
     let key = ctx.key(&req.input.key)?;
-    catalog
-        .abort_upload(ctx.table()?, &key, &req.input.upload_id)
+    objects
+        .abort_upload(ctx.table_id()?, &key, &req.input.upload_id)
         .await
         .map_err(|e| ctx.error(e))?;
     Ok(S3Response::new(dto::AbortMultipartUploadOutput::default()))
@@ -231,7 +227,7 @@ fn initiator(upload: &Upload) -> dto::Initiator {
 
 /// ListParts.
 pub(crate) async fn list_parts(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::ListPartsInput>,
 ) -> S3Result<S3Response<dto::ListPartsOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -247,8 +243,8 @@ pub(crate) async fn list_parts(
         .map(part_number)
         .transpose()?
         .unwrap_or(MAX_LIST_PARTS);
-    let listing = catalog
-        .list_parts(ctx.table()?, &key, &input.upload_id, marker, max)
+    let listing = objects
+        .list_parts(ctx.table_id()?, &key, &input.upload_id, marker, max)
         .await
         .map_err(|e| ctx.error(e))?;
     let parts = listing
@@ -297,7 +293,7 @@ pub(crate) async fn list_parts(
 
 /// ListMultipartUploads.
 pub(crate) async fn list_uploads(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::ListMultipartUploadsInput>,
 ) -> S3Result<S3Response<dto::ListMultipartUploadsOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -316,8 +312,8 @@ pub(crate) async fn list_uploads(
         upload_id_marker: input.upload_id_marker.clone().filter(|m| !m.is_empty()),
         max_uploads: max,
     };
-    let listing = catalog
-        .list_uploads(ctx.table()?, &request)
+    let listing = objects
+        .list_uploads(ctx.table_id()?, &request)
         .await
         .map_err(|e| ctx.error(e))?;
     let uploads = listing

@@ -8,8 +8,9 @@ use std::task::{Context, Poll};
 use futures::Stream;
 use s3s::dto::{self, CopySource, StreamingBlob};
 use s3s::{S3Request, S3Response, S3Result};
-use tablebay_catalog::{
-    ByteRange, Catalog, ObjectError, ObjectInfo, ObjectStream, ObjectView, PutCondition,
+use tablebay_catalog::Catalog;
+use tablebay_objects::{
+    ByteRange, ObjectError, ObjectInfo, ObjectStream, ObjectView, Objects, PutCondition,
     PutOptions, ReadRequest,
 };
 
@@ -22,7 +23,7 @@ const MAX_DELETE_KEYS: usize = 1000;
 
 /// PutObject.
 pub(crate) async fn put_object(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::PutObjectInput>,
 ) -> S3Result<S3Response<dto::PutObjectOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -66,8 +67,8 @@ pub(crate) async fn put_object(
         &req.headers,
         req.trailing_headers,
     )?;
-    let info = catalog
-        .put_object(ctx.table()?, &key, body, options)
+    let info = objects
+        .put_object(ctx.storage()?, &key, body, options)
         .await
         .map_err(|e| ctx.error(e))?;
     let fields = ChecksumFields::of(info.checksum.as_ref());
@@ -139,7 +140,7 @@ fn read_checksums(view: &ObjectView, mode: Option<&dto::ChecksumMode>) -> Checks
 
 /// GetObject: one range (or part) of an object, streamed.
 pub(crate) async fn get_object(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::GetObjectInput>,
 ) -> S3Result<S3Response<dto::GetObjectOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -155,8 +156,8 @@ pub(crate) async fn get_object(
             input.if_unmodified_since.as_ref(),
         ),
     };
-    let (view, stream) = catalog
-        .get_object(ctx.table()?, &key, &read)
+    let (view, stream) = objects
+        .get_object(ctx.table_id()?, &key, &read)
         .await
         .map_err(|e| ctx.error(e))?;
     let fields = read_checksums(&view, input.checksum_mode.as_ref());
@@ -201,7 +202,7 @@ pub(crate) async fn get_object(
 
 /// HeadObject: what GetObject with the same headers would answer, without the bytes.
 pub(crate) async fn head_object(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::HeadObjectInput>,
 ) -> S3Result<S3Response<dto::HeadObjectOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -217,8 +218,8 @@ pub(crate) async fn head_object(
             input.if_unmodified_since.as_ref(),
         ),
     };
-    let view = catalog
-        .head_object(ctx.table()?, &key, &read)
+    let view = objects
+        .head_object(ctx.table_id()?, &key, &read)
         .await
         .map_err(|e| ctx.error(e))?;
     let fields = read_checksums(&view, input.checksum_mode.as_ref());
@@ -262,13 +263,13 @@ pub(crate) async fn head_object(
 
 /// DeleteObject: 204 whether or not the key existed.
 pub(crate) async fn delete_object(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::DeleteObjectInput>,
 ) -> S3Result<S3Response<dto::DeleteObjectOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
     let key = ctx.key(&req.input.key)?;
-    catalog
-        .delete_object(ctx.table()?, &key)
+    objects
+        .delete_object(ctx.table_id()?, &key)
         .await
         .map_err(|e| ctx.error(e))?;
     Ok(S3Response::new(dto::DeleteObjectOutput::default()))
@@ -276,21 +277,21 @@ pub(crate) async fn delete_object(
 
 /// DeleteObjects: up to 1000 keys, each reported (errors only in quiet mode).
 pub(crate) async fn delete_objects(
-    catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::DeleteObjectsInput>,
 ) -> S3Result<S3Response<dto::DeleteObjectsOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
     let delete = req.input.delete;
     if delete.objects.len() > MAX_DELETE_KEYS {
-        return Err(ctx.error(ObjectError::MalformedXml(format!(
+        return Err(ctx.malformed_xml(format!(
             "The request may name at most {MAX_DELETE_KEYS} keys"
-        ))));
+        )));
     }
     let quiet = delete.quiet.unwrap_or(false);
     let keys: Vec<String> = delete.objects.into_iter().map(|o| o.key).collect();
     let mut deleted = Vec::new();
     let mut errors = Vec::new();
-    for (key, outcome) in catalog.delete_objects(ctx.table()?, &keys).await {
+    for (key, outcome) in objects.delete_objects(ctx.table_id()?, &keys).await {
         match outcome {
             Ok(()) if quiet => {}
             Ok(()) => deleted.push(dto::DeletedObject {
@@ -318,6 +319,7 @@ pub(crate) async fn delete_objects(
 /// CopyObject: a whole object into this bucket, from any table the caller may read.
 pub(crate) async fn copy_object(
     catalog: &Catalog,
+    objects: &Objects,
     req: S3Request<dto::CopyObjectInput>,
 ) -> S3Result<S3Response<dto::CopyObjectOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -333,10 +335,7 @@ pub(crate) async fn copy_object(
             "Access point copy sources are not supported",
         ));
     };
-    let source_table = catalog
-        .table_storage(bucket)
-        .await
-        .map_err(|e| ctx.error(e))?;
+    let source_table = ctx.resolve(catalog, bucket).await?;
     ctx.authorize(DataAction::GetTableData, &source_table)
         .await?;
     let source_key = ctx.key(source_key)?;
@@ -370,10 +369,10 @@ pub(crate) async fn copy_object(
         input.ssekms_key_id.as_ref(),
         input.sse_customer_algorithm.as_ref(),
     )?;
-    let info: ObjectInfo = catalog
+    let info: ObjectInfo = objects
         .copy_object(
-            (&source_table, &source_key),
-            (ctx.table()?, &key),
+            (source_table.table_id(), &source_key),
+            (ctx.storage()?, &key),
             &read,
             attributes,
             PutCondition::Always,

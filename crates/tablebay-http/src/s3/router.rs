@@ -8,7 +8,7 @@ use std::time::Instant;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, StatusCode};
+use http::{HeaderName, HeaderValue, StatusCode};
 use s3s::config::{S3Config, StaticConfigProvider};
 use s3s::service::{S3Service, S3ServiceBuilder};
 use tower::ServiceExt;
@@ -79,6 +79,7 @@ impl RequestContext {
 pub(crate) fn router(state: AppState) -> Router {
     let mut builder = S3ServiceBuilder::new(DataPlane {
         catalog: state.catalog.clone(),
+        objects: state.objects.clone(),
     });
     builder.set_auth(KeyStore {
         iam: state.iam.clone(),
@@ -149,24 +150,18 @@ async fn handle(
         headers.remove(http::header::CONTENT_TYPE);
         *response.body_mut() = axum::body::Body::empty();
     }
-    if let Ok(id) = HeaderValue::from_str(&context.request_id) {
-        response.headers_mut().insert("x-amz-request-id", id);
-    }
-    let status = response.status().as_u16();
-    let latency = started.elapsed();
     let (operation, principal) = context.seen();
-    app.metrics.record("s3", operation, status, latency);
-    tracing::info!(
-        surface = "s3",
-        method = %method,
+    crate::pipeline::finish(
+        &app,
+        "s3",
+        HeaderName::from_static("x-amz-request-id"),
+        &method,
+        response,
+        &context.request_id,
+        started,
         operation,
-        principal = %principal,
-        status,
-        latency_ms = latency.as_secs_f64() * 1000.0,
-        request_id = %context.request_id,
-        "request"
-    );
-    response
+        Some(&principal),
+    )
 }
 
 /// Runs the request through s3s. A GET or HEAD with a `Range` header S3 ignores runs twice (`range.rs`): s3s

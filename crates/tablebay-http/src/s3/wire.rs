@@ -10,9 +10,9 @@ use futures::StreamExt;
 use http::HeaderMap;
 use s3s::dto::{self, ETag, ETagCondition, StreamingBlob, Timestamp, TimestampFormat};
 use s3s::{S3Error, S3ErrorCode, S3Result, TrailingHeaders};
-use tablebay_catalog::{
-    Checksum, ChecksumAlgorithm, ChecksumClaim, ChecksumType, Encryption, EtagCondition,
-    ObjectAttributes, ObjectBody, Preconditions, RequestedEncryption, SseAlgorithm,
+use tablebay_objects::{
+    Checksum, ChecksumAlgorithm, ChecksumClaim, ChecksumType, EtagCondition, ObjectAttributes,
+    ObjectBody, ObjectEncryption, Preconditions, RequestedEncryption,
 };
 
 /// A stored time as an s3s timestamp.
@@ -97,6 +97,24 @@ pub(crate) fn checksum_algorithm(algorithm: ChecksumAlgorithm) -> dto::ChecksumA
     dto::ChecksumAlgorithm::from(algorithm.as_str().to_string())
 }
 
+/// The header (and trailer) carrying a checksum value of `algorithm`: `x-amz-checksum-crc32`, ….
+pub(crate) fn checksum_header(algorithm: ChecksumAlgorithm) -> &'static str {
+    match algorithm {
+        ChecksumAlgorithm::Crc32 => "x-amz-checksum-crc32",
+        ChecksumAlgorithm::Crc32c => "x-amz-checksum-crc32c",
+        ChecksumAlgorithm::Crc64Nvme => "x-amz-checksum-crc64nvme",
+        ChecksumAlgorithm::Sha1 => "x-amz-checksum-sha1",
+        ChecksumAlgorithm::Sha256 => "x-amz-checksum-sha256",
+    }
+}
+
+/// The algorithm whose checksum header is `name` (any case).
+fn algorithm_of_header(name: &str) -> Option<ChecksumAlgorithm> {
+    ChecksumAlgorithm::ALL
+        .into_iter()
+        .find(|a| checksum_header(*a).eq_ignore_ascii_case(name.trim()))
+}
+
 /// The algorithm named by an s3s checksum-algorithm value.
 pub(crate) fn algorithm_of(value: &dto::ChecksumAlgorithm) -> S3Result<ChecksumAlgorithm> {
     value.as_str().parse().map_err(|_| {
@@ -152,10 +170,7 @@ fn checksum_claim(
     let Some(announced) = headers.get("x-amz-trailer").and_then(|v| v.to_str().ok()) else {
         return Ok(None);
     };
-    let Some(algorithm) = announced
-        .split(',')
-        .find_map(ChecksumAlgorithm::from_header_name)
-    else {
+    let Some(algorithm) = announced.split(',').find_map(algorithm_of_header) else {
         return Ok(None);
     };
     let Some(trailers) = trailers else {
@@ -166,7 +181,7 @@ fn checksum_claim(
     let read = move || {
         trailers
             .read(|map| {
-                map.get(algorithm.header_name())
+                map.get(checksum_header(algorithm))
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_string)
             })
@@ -280,54 +295,77 @@ pub(crate) fn checksum_mode_enabled(mode: Option<&dto::ChecksumMode>) -> bool {
     mode.is_some_and(|m| m.as_str().eq_ignore_ascii_case(dto::ChecksumMode::ENABLED))
 }
 
+/// S3's name of the algorithm that encrypts under a master key: `AES256` (the server's managed key) or
+/// `aws:kms`.
+pub(crate) fn sse_name(encryption: &ObjectEncryption) -> &'static str {
+    match encryption {
+        ObjectEncryption::Managed => SSE_AES256,
+        ObjectEncryption::Kms(_) => SSE_KMS,
+    }
+}
+
+/// S3's name of the algorithm a write asks for.
+pub(crate) fn requested_sse_name(requested: &RequestedEncryption) -> &'static str {
+    match requested {
+        RequestedEncryption::Managed => SSE_AES256,
+        RequestedEncryption::Kms { .. } => SSE_KMS,
+    }
+}
+
+const SSE_AES256: &str = "AES256";
+const SSE_KMS: &str = "aws:kms";
+
 /// The server-side encryption headers of a write: what it asks for (checked against the table's setting by the
-/// catalog). SSE-C (customer-provided keys) is refused: a table's data is encrypted with its own keys.
+/// object service). SSE-C (customer-provided keys) is refused: a table's data is encrypted with its own keys.
 pub(crate) fn requested_encryption(
     algorithm: Option<&dto::ServerSideEncryption>,
     kms_key_id: Option<&String>,
     customer_algorithm: Option<&String>,
 ) -> S3Result<Option<RequestedEncryption>> {
+    let invalid = |message: String| S3Error::with_message(S3ErrorCode::InvalidArgument, message);
     if customer_algorithm.is_some() {
-        return Err(S3Error::with_message(
-            S3ErrorCode::InvalidArgument,
-            "Server-side encryption with customer-provided keys is not supported by table buckets",
+        return Err(invalid(
+            "Server-side encryption with customer-provided keys is not supported by table buckets"
+                .into(),
         ));
     }
     let Some(algorithm) = algorithm else {
         return match kms_key_id {
             None => Ok(None),
-            Some(_) => Err(S3Error::with_message(
-                S3ErrorCode::InvalidArgument,
-                "x-amz-server-side-encryption-aws-kms-key-id requires x-amz-server-side-encryption: aws:kms",
+            Some(_) => Err(invalid(
+                "x-amz-server-side-encryption-aws-kms-key-id requires x-amz-server-side-encryption: aws:kms"
+                    .into(),
             )),
         };
     };
-    let algorithm: SseAlgorithm = algorithm.as_str().parse().map_err(|_| {
-        S3Error::with_message(
-            S3ErrorCode::InvalidArgument,
-            format!(
-                "The server-side encryption {:?} is not valid (AES256 or aws:kms)",
-                algorithm.as_str()
-            ),
-        )
-    })?;
-    Ok(Some(RequestedEncryption {
-        algorithm,
-        kms_key_id: kms_key_id.cloned(),
-    }))
+    match (algorithm.as_str(), kms_key_id) {
+        (SSE_AES256, None) => Ok(Some(RequestedEncryption::Managed)),
+        (SSE_AES256, Some(_)) => Err(invalid(
+            "Server Side Encryption with AWS KMS managed key requires HTTP header \
+             x-amz-server-side-encryption : aws:kms"
+                .into(),
+        )),
+        (SSE_KMS, key_id) => Ok(Some(RequestedEncryption::Kms {
+            key_id: key_id.cloned(),
+        })),
+        (other, _) => Err(invalid(format!(
+            "The server-side encryption {other:?} is not valid (AES256 or aws:kms)"
+        ))),
+    }
 }
 
 /// The `x-amz-server-side-encryption` and KMS key id headers of an answer about stored data.
 pub(crate) fn encryption_headers(
-    encryption: Option<&Encryption>,
+    encryption: Option<&ObjectEncryption>,
 ) -> (Option<dto::ServerSideEncryption>, Option<String>) {
     match encryption {
         None => (None, None),
         Some(e) => (
-            Some(dto::ServerSideEncryption::from(
-                e.algorithm.as_str().to_string(),
-            )),
-            e.kms_key_arn.clone(),
+            Some(dto::ServerSideEncryption::from(sse_name(e).to_string())),
+            match e {
+                ObjectEncryption::Managed => None,
+                ObjectEncryption::Kms(arn) => Some(arn.clone()),
+            },
         ),
     }
 }
@@ -345,6 +383,48 @@ mod tests {
             Some((ChecksumAlgorithm::Crc32, v.clone()))
         );
         assert!(single_checksum(Some(&v), Some(&v), None, None, None).is_err());
+    }
+
+    #[test]
+    fn checksum_headers() {
+        for a in ChecksumAlgorithm::ALL {
+            assert_eq!(
+                algorithm_of_header(&checksum_header(a).to_uppercase()),
+                Some(a)
+            );
+        }
+        assert_eq!(algorithm_of_header("x-amz-checksum-md5"), None);
+    }
+
+    #[test]
+    fn requested_encryptions() {
+        let sse = |s: &str| dto::ServerSideEncryption::from(s.to_string());
+        let key = "arn:aws:kms:us-east-1:111122223333:key/k".to_string();
+        assert_eq!(requested_encryption(None, None, None).unwrap(), None);
+        assert_eq!(
+            requested_encryption(Some(&sse("AES256")), None, None).unwrap(),
+            Some(RequestedEncryption::Managed)
+        );
+        assert_eq!(
+            requested_encryption(Some(&sse("aws:kms")), Some(&key), None).unwrap(),
+            Some(RequestedEncryption::Kms {
+                key_id: Some(key.clone())
+            })
+        );
+        for (algorithm, key_id, customer) in [
+            (Some(sse("AES256")), Some(&key), None),
+            (None, Some(&key), None),
+            (Some(sse("aes256")), None, None),
+            (None, None, Some(&key)),
+        ] {
+            let refused = requested_encryption(algorithm.as_ref(), key_id, customer).unwrap_err();
+            assert_eq!(refused.code().as_str(), "InvalidArgument");
+        }
+        assert_eq!(
+            encryption_headers(Some(&ObjectEncryption::Kms(key.clone()))).1,
+            Some(key)
+        );
+        assert_eq!(encryption_headers(Some(&ObjectEncryption::Managed)).1, None);
     }
 
     #[test]

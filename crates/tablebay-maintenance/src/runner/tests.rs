@@ -283,8 +283,8 @@ async fn unreferenced_file_removal_leaves_the_storage_of_a_table_dropped_meanwhi
     let table = table_with_history(&env, "dropped").await;
     let files = env.catalog.table_files(table.table.id);
     let orphan = format!("{}/data/orphan.parquet", files.location());
-    let body: tablebay_catalog::ByteStream = Box::pin(futures::stream::once(async {
-        Ok::<_, tablebay_catalog::BodyError>(bytes::Bytes::from_static(b"orphan"))
+    let body: tablebay_objects::ByteStream = Box::pin(futures::stream::once(async {
+        Ok::<_, tablebay_objects::BodyError>(bytes::Bytes::from_static(b"orphan"))
     }));
     files.write(&orphan, body).await.unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;

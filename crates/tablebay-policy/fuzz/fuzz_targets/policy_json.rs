@@ -1,10 +1,13 @@
 //! Fuzzes `Policy::parse` for every policy kind and, when a document parses, `evaluate` with it as identity,
-//! resource and session policy at once. The first input byte picks the request; the rest is the document.
+//! resource and session policy at once (and `evaluate_assume_role` with it as the trust policy too). The first input
+//! byte picks the request; the rest is the document.
 #![no_main]
 
 use chrono::{TimeZone, Utc};
 use libfuzzer_sys::fuzz_target;
-use tablebay_policy::{Action, Caller, Context, Policies, Policy, PolicyKind, Request, evaluate};
+use tablebay_policy::{
+    Action, Caller, Context, Policies, Policy, PolicyKind, Request, evaluate, evaluate_assume_role,
+};
 
 const CALLERS: &[(&str, &str, bool)] = &[
     ("111122223333", "acs:ram::111122223333:user/ana", false),
@@ -34,9 +37,9 @@ fuzz_target!(|data: &[u8]| {
     } else {
         "2001:db8::7".parse().unwrap()
     });
-    context
-        .extra
-        .insert("aws:TagKeys".into(), vec!["a".into(), "b".into()]);
+    context.namespace = Some("a".into());
+    context.table_name = Some("t".into());
+    context.resource_tags.insert("env".into(), "prod".into());
     for kind in [
         PolicyKind::Identity,
         PolicyKind::Resource,
@@ -62,9 +65,11 @@ fuzz_target!(|data: &[u8]| {
             let policies = Policies {
                 identity: std::slice::from_ref(&policy),
                 resource: &[&policy],
-                session: Some(&policy),
+                sessions: std::slice::from_ref(&policy),
             };
             let _ = evaluate(&request, &policies);
+            let _ = evaluate_assume_role(&request, &policy, &policies);
+            let _ = policy.resource_facts();
         }
     }
 });

@@ -61,6 +61,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "encryption",
         include_str!("../../migrations/sqlite/0007_encryption.sql"),
     ),
+    (
+        8,
+        "blob deletions",
+        include_str!("../../migrations/sqlite/0008_blob_deletions.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -97,6 +102,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         7,
         "encryption",
         include_str!("../../migrations/postgres/0007_encryption.sql"),
+    ),
+    (
+        8,
+        "blob deletions",
+        include_str!("../../migrations/postgres/0008_blob_deletions.sql"),
     ),
 ];
 

@@ -7,7 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::MetaStore;
-use super::codec;
+use super::codec::{self, Tx};
 use crate::StoreError;
 
 /// The remembered answer to one idempotent request.
@@ -58,29 +58,9 @@ impl MetaStore {
         record: &IdempotencyRecord,
     ) -> Result<bool, StoreError> {
         let mut tx = self.begin_write().await?;
-        sqlx::query(
-            "DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND expires_at_ms <= $3",
-        )
-        .bind(record.scope.as_str())
-        .bind(record.key.as_str())
-        .bind(codec::millis(record.created_at))
-        .execute(&mut *tx)
-        .await?;
-        let inserted = sqlx::query(
-            "INSERT INTO idempotency_keys (scope, key, fingerprint, status, body, created_at_ms, expires_at_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (scope, key) DO NOTHING",
-        )
-        .bind(record.scope.as_str())
-        .bind(record.key.as_str())
-        .bind(record.fingerprint.as_str())
-        .bind(i64::from(record.status))
-        .bind(record.body.as_str())
-        .bind(codec::millis(record.created_at))
-        .bind(codec::millis(record.expires_at))
-        .execute(&mut *tx)
-        .await?;
+        let inserted = insert_idempotency(&mut tx, record).await?;
         tx.commit().await?;
-        Ok(inserted.rows_affected() == 1)
+        Ok(inserted)
     }
 
     /// Deletes every record expired at `now`; returns how many.
@@ -91,6 +71,34 @@ impl MetaStore {
             .await?;
         Ok(deleted.rows_affected())
     }
+}
+
+/// Inserts `record` in a transaction unless an unexpired record of its key exists (an expired one is replaced);
+/// whether it was inserted.
+pub(super) async fn insert_idempotency(
+    tx: &mut Tx,
+    record: &IdempotencyRecord,
+) -> Result<bool, StoreError> {
+    sqlx::query("DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND expires_at_ms <= $3")
+        .bind(record.scope.as_str())
+        .bind(record.key.as_str())
+        .bind(codec::millis(record.created_at))
+        .execute(&mut **tx)
+        .await?;
+    let inserted = sqlx::query(
+        "INSERT INTO idempotency_keys (scope, key, fingerprint, status, body, created_at_ms, expires_at_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (scope, key) DO NOTHING",
+    )
+    .bind(record.scope.as_str())
+    .bind(record.key.as_str())
+    .bind(record.fingerprint.as_str())
+    .bind(i64::from(record.status))
+    .bind(record.body.as_str())
+    .bind(codec::millis(record.created_at))
+    .bind(codec::millis(record.expires_at))
+    .execute(&mut **tx)
+    .await?;
+    Ok(inserted.rows_affected() == 1)
 }
 
 fn record_from_row(row: &AnyRow) -> Result<IdempotencyRecord, StoreError> {

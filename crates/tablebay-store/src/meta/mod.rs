@@ -6,6 +6,7 @@
 //! the migrations, `codec.rs` turns rows into records and starts write transactions (`BEGIN IMMEDIATE` on SQLite).
 
 mod attributes;
+mod blob_deletions;
 mod buckets;
 mod codec;
 mod connect;
@@ -21,6 +22,7 @@ mod tables;
 mod views;
 
 pub use attributes::AttributeKey;
+pub use blob_deletions::{BlobDeletion, UNLINKED_BLOB_GRACE};
 pub use buckets::BucketRecord;
 pub use encryption_keys::KeyCheck;
 pub use iam::{AccountRecord, CredentialRecord, PrincipalRecord};

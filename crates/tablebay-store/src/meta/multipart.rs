@@ -1,9 +1,10 @@
 //! Multipart uploads and their parts.
 //!
 //! Each uploaded part is its own blob, written and verified before its row commits; re-uploading a part number
-//! replaces the row and hands back the old blob key for deletion. Completion turns a chosen list of parts into
-//! one object row in a single transaction that also deletes the upload, so the object appears exactly when the
-//! upload disappears; the object keeps the parts' blobs as its segments (no copy).
+//! replaces the row and queues the old blob for deletion. Completion turns a chosen list of parts into one object
+//! row in a single transaction that also deletes the upload, so the object appears exactly when the upload
+//! disappears; the object keeps the parts' blobs as its segments (no copy). Blobs a write unlinks are queued for
+//! deletion in its own transaction (`blob_deletions.rs`), and also handed back.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use uuid::Uuid;
 
+use super::blob_deletions::{UNLINKED_BLOB_GRACE, after};
 use super::codec::{self, Tx};
 use super::objects::{map_from_json, map_json, size, to_i64};
 use super::{BlobSegment, MetaStore, ObjectRecord, WriteCondition};
@@ -166,6 +168,14 @@ impl MetaStore {
         if inserted.rows_affected() == 0 {
             return Err(StoreError::NotFound);
         }
+        if let Some(old) = &replaced {
+            self.queue_blob_deletions_in(
+                &mut tx,
+                &[old.as_str()],
+                after(Utc::now(), UNLINKED_BLOB_GRACE),
+            )
+            .await?;
+        }
         tx.commit().await?;
         Ok(replaced)
     }
@@ -266,10 +276,15 @@ impl MetaStore {
             .bind(upload_id)
             .execute(&mut *tx)
             .await?;
+        // Parts left out were never readable as an object: due at once.
+        let unused_parts: Vec<String> = current.into_values().collect();
+        let unused: Vec<&str> = unused_parts.iter().map(String::as_str).collect();
+        self.queue_blob_deletions_in(&mut tx, &unused, Utc::now())
+            .await?;
         tx.commit().await?;
         Ok(CompletedUpload {
             replaced,
-            unused_parts: current.into_values().collect(),
+            unused_parts,
         })
     }
 
@@ -290,6 +305,10 @@ impl MetaStore {
         sqlx::query("DELETE FROM multipart_uploads WHERE upload_id = $1")
             .bind(upload_id)
             .execute(&mut *tx)
+            .await?;
+        // A part upload racing the abort may still be reading its blob's row: the grace period.
+        let unlinked: Vec<&str> = keys.iter().map(String::as_str).collect();
+        self.queue_blob_deletions_in(&mut tx, &unlinked, after(Utc::now(), UNLINKED_BLOB_GRACE))
             .await?;
         tx.commit().await?;
         Ok(keys)

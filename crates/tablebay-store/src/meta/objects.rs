@@ -1,9 +1,9 @@
 //! Object rows of the S3 data plane: one row per visible object, keyed by (table id, key).
 //!
 //! The row is the object: its bytes are the blob segments it lists, written (and verified) by the caller before
-//! the row commits, so an object appears, changes or disappears atomically with its row. Writes return the
-//! segments they unlinked (the replaced or deleted object's), for the caller to delete after the commit; a crash
-//! in between leaves only unreferenced blobs, which unreferenced-file removal collects.
+//! the row commits, so an object appears, changes or disappears atomically with its row. A write that unlinks
+//! segments (the replaced or deleted object's) queues them for deletion in the same transaction
+//! (`blob_deletions.rs`), due after [`UNLINKED_BLOB_GRACE`], so no crash can lose a deletion; it also returns them.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +13,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use uuid::Uuid;
 
+use super::blob_deletions::{UNLINKED_BLOB_GRACE, after};
 use super::codec::{self, Tx};
 use super::{Backend, MetaStore};
 use crate::StoreError;
@@ -267,6 +268,8 @@ impl MetaStore {
             };
             let replaced = blobs_from_json(&codec::text(&row, "blobs")?)?;
             write_row(&mut **tx, object, OnExisting::Replace).await?;
+            self.queue_unlinked_in(tx, &replaced, after(Utc::now(), UNLINKED_BLOB_GRACE))
+                .await?;
             return Ok(replaced);
         }
     }
@@ -305,9 +308,31 @@ impl MetaStore {
         .bind(table_id.to_string())
         .bind(key)
         .fetch_optional(&mut *tx)
-        .await?;
+        .await?
+        .as_ref()
+        .map(object_from_row)
+        .transpose()?;
+        if let Some(object) = &deleted {
+            self.queue_unlinked_in(
+                &mut tx,
+                &object.blobs,
+                after(Utc::now(), UNLINKED_BLOB_GRACE),
+            )
+            .await?;
+        }
         tx.commit().await?;
-        deleted.as_ref().map(object_from_row).transpose()
+        Ok(deleted)
+    }
+
+    /// Queues `segments` for deletion at `due` inside the caller's transaction.
+    pub(super) async fn queue_unlinked_in(
+        &self,
+        tx: &mut Tx,
+        segments: &[BlobSegment],
+        due: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let keys: Vec<&str> = segments.iter().map(|s| s.key.as_str()).collect();
+        self.queue_blob_deletions_in(tx, &keys, due).await
     }
 
     /// Removes every object row and multipart upload of a table (dropped or purged), in one transaction;
@@ -352,6 +377,9 @@ impl MetaStore {
                 deleted.push(object_from_row(&row)?);
             }
         }
+        let unlinked: Vec<BlobSegment> = deleted.iter().flat_map(|o| o.blobs.clone()).collect();
+        self.queue_unlinked_in(&mut tx, &unlinked, after(Utc::now(), UNLINKED_BLOB_GRACE))
+            .await?;
         tx.commit().await?;
         Ok(deleted)
     }
@@ -373,9 +401,17 @@ impl MetaStore {
         .bind(key)
         .bind(codec::millis(modified))
         .fetch_optional(&mut *tx)
-        .await?;
+        .await?
+        .as_ref()
+        .map(object_from_row)
+        .transpose()?;
+        // Due at once: the caller deletes the blobs right away; the queue row is the backstop for a crash.
+        if let Some(object) = &row {
+            self.queue_unlinked_in(&mut tx, &object.blobs, Utc::now())
+                .await?;
+        }
         tx.commit().await?;
-        row.as_ref().map(object_from_row).transpose()
+        Ok(row)
     }
 
     /// Up to `limit` objects of the table with keys in `range`, in byte order of their keys.

@@ -10,6 +10,7 @@ use sqlx::any::AnyRow;
 use uuid::Uuid;
 
 use super::codec::{self, Tx, insert_error};
+use super::idempotency::{IdempotencyRecord, insert_idempotency};
 use super::{BucketRecord, MetaStore};
 use crate::StoreError;
 
@@ -191,7 +192,19 @@ impl MetaStore {
     /// Applies every swap in one transaction, all or nothing: `Conflict` if any table's token moved,
     /// `NotFound` if any table is gone.
     pub async fn swap_table_pointers(&self, swaps: &[PointerSwap]) -> Result<(), StoreError> {
-        if swaps.is_empty() {
+        self.swap_table_pointers_remembering(swaps, None).await
+    }
+
+    /// [`MetaStore::swap_table_pointers`], remembering the answer to an idempotent request in the same
+    /// transaction: the pointers move and the answer is stored together, or neither. `AlreadyExists` (and nothing
+    /// changes) when an unexpired answer is already stored under the key: a concurrent request with the same key
+    /// got there first.
+    pub async fn swap_table_pointers_remembering(
+        &self,
+        swaps: &[PointerSwap],
+        remember: Option<&IdempotencyRecord>,
+    ) -> Result<(), StoreError> {
+        if swaps.is_empty() && remember.is_none() {
             return Ok(());
         }
         // Rows are updated in id order so that two multi-table commits lock them in the same order and cannot
@@ -217,6 +230,14 @@ impl MetaStore {
                 // Dropping `tx` rolls back the swaps already applied.
                 return Err(lost_race(&mut tx, &id).await);
             }
+        }
+        if let Some(record) = remember
+            && !insert_idempotency(&mut tx, record).await?
+        {
+            return Err(StoreError::AlreadyExists(format!(
+                "idempotency key {}",
+                record.key
+            )));
         }
         tx.commit().await?;
         Ok(())

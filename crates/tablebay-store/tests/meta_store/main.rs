@@ -14,6 +14,7 @@
     clippy::indexing_slicing
 )]
 
+mod blob_deletions;
 mod cases;
 mod fixtures;
 mod iam;
@@ -90,6 +91,8 @@ suite!(
     objects::encryption_records_and_key_checks,
     objects::race_object_overwrites,
     objects::race_part_against_complete,
+    blob_deletions::blob_deletions_follow_unlinking_writes,
+    blob_deletions::blob_deletions_claim_retry_finish,
     iceberg::views_crud,
     iceberg::idempotency_records,
     iceberg::tables_by_path,

@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::Env;
 use crate::fixtures::*;
 
-fn object(table_id: Uuid, key: &str, blob: &str) -> ObjectRecord {
+pub(crate) fn object(table_id: Uuid, key: &str, blob: &str) -> ObjectRecord {
     ObjectRecord {
         table_id,
         key: key.to_owned(),
@@ -35,7 +35,7 @@ fn object(table_id: Uuid, key: &str, blob: &str) -> ObjectRecord {
     }
 }
 
-fn upload(table_id: Uuid, key: &str) -> UploadRecord {
+pub(crate) fn upload(table_id: Uuid, key: &str) -> UploadRecord {
     UploadRecord {
         upload_id: Uuid::new_v4().simple().to_string(),
         table_id,
@@ -50,7 +50,7 @@ fn upload(table_id: Uuid, key: &str) -> UploadRecord {
     }
 }
 
-fn part(upload_id: &str, number: u32, blob: &str) -> PartRecord {
+pub(crate) fn part(upload_id: &str, number: u32, blob: &str) -> PartRecord {
     PartRecord {
         upload_id: upload_id.to_owned(),
         part_number: number,

@@ -208,8 +208,11 @@ async fn assumed_roles_follow_trust_and_session_policies() {
     let root = Creds::root();
     let (bucket_a, _, data_a) = table(s, &root, "alpha").await;
     let (_, _, data_b) = table(s, &root, "beta").await;
-    let ana = user(s, &root, "ana", None).await;
-    let bob = user(s, &root, "bob", None).await;
+    // Assuming a role takes the role's trust and the caller's own allow (issue 14, finding 12).
+    let may_assume = json!({"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": "*"}]});
+    let ana = user(s, &root, "ana", Some(may_assume.clone())).await;
+    let bob = user(s, &root, "bob", Some(may_assume)).await;
     let ana_arn = format!("arn:aws:iam::{ACCOUNT}:user/ana");
     let trust = json!({"Version": "2012-10-17", "Statement": [
         {"Effect": "Allow", "Principal": {"AWS": ana_arn}, "Action": "sts:AssumeRole"}]});

@@ -18,7 +18,7 @@ use sha2::Digest as _;
 
 use crate::ObjectError;
 
-/// A flexible checksum algorithm of S3.
+/// A flexible checksum algorithm (the ones current S3 SDKs compute).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ChecksumAlgorithm {
     /// CRC-32 (ISO-HDLC), 4 bytes.
@@ -43,7 +43,7 @@ impl ChecksumAlgorithm {
         Self::Sha256,
     ];
 
-    /// S3's name (`CRC32`, …), as in `x-amz-checksum-algorithm`.
+    /// The algorithm's name (`CRC32`, …), as stored and as S3 spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Crc32 => "CRC32",
@@ -52,24 +52,6 @@ impl ChecksumAlgorithm {
             Self::Sha1 => "SHA1",
             Self::Sha256 => "SHA256",
         }
-    }
-
-    /// The header (and trailer) carrying a value of this algorithm: `x-amz-checksum-crc32`, ….
-    pub fn header_name(self) -> &'static str {
-        match self {
-            Self::Crc32 => "x-amz-checksum-crc32",
-            Self::Crc32c => "x-amz-checksum-crc32c",
-            Self::Crc64Nvme => "x-amz-checksum-crc64nvme",
-            Self::Sha1 => "x-amz-checksum-sha1",
-            Self::Sha256 => "x-amz-checksum-sha256",
-        }
-    }
-
-    /// The algorithm whose header is `name` (any case).
-    pub fn from_header_name(name: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|a| a.header_name().eq_ignore_ascii_case(name.trim()))
     }
 
     /// Length of a digest in bytes.
@@ -141,7 +123,7 @@ pub enum ChecksumType {
 }
 
 impl ChecksumType {
-    /// S3's name.
+    /// The type's name (`FULL_OBJECT`, `COMPOSITE`), as stored and as S3 spells it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::FullObject => "FULL_OBJECT",
@@ -349,13 +331,13 @@ pub(crate) fn base64(raw: &[u8]) -> String {
     BASE64.encode(raw)
 }
 
-/// Decodes a `Content-MD5` header; `InvalidDigest` unless it is base64 of 16 bytes.
+/// Decodes a claimed MD5 (`Content-MD5`); `MalformedMd5` unless it is base64 of 16 bytes.
 pub(crate) fn decode_content_md5(value: &str) -> Result<[u8; 16], ObjectError> {
     BASE64
         .decode(value.trim())
         .ok()
         .and_then(|raw| <[u8; 16]>::try_from(raw).ok())
-        .ok_or(ObjectError::InvalidDigest)
+        .ok_or(ObjectError::MalformedMd5)
 }
 
 /// The ETag of a multipart object: MD5 of the concatenated binary part MD5s, then `-N`. `None` if a part ETag is
@@ -439,10 +421,6 @@ mod tests {
         for a in ChecksumAlgorithm::ALL {
             assert_eq!(a.as_str().parse::<ChecksumAlgorithm>().unwrap(), a);
             assert_eq!(
-                ChecksumAlgorithm::from_header_name(&a.header_name().to_uppercase()),
-                Some(a)
-            );
-            assert_eq!(
                 a.decode(&base64(&a.digest(b"x"))).map(|v| v.len()),
                 Some(a.digest_len())
             );
@@ -515,11 +493,11 @@ mod tests {
         assert!(decode_content_md5(&base64(&[7u8; 16])).is_ok());
         assert!(matches!(
             decode_content_md5("not base64!"),
-            Err(ObjectError::InvalidDigest)
+            Err(ObjectError::MalformedMd5)
         ));
         assert!(matches!(
             decode_content_md5(&base64(&[7u8; 15])),
-            Err(ObjectError::InvalidDigest)
+            Err(ObjectError::MalformedMd5)
         ));
     }
 }

@@ -13,10 +13,12 @@ use tablebay_store::meta::{BlobSegment, ObjectRecord, PartRecord, StoredChecksum
 use uuid::Uuid;
 
 use crate::checksum::{self, Checksum, ChecksumAlgorithm, ChecksumType};
-use crate::object_io::{
-    ObjectAttributes, ObjectBody, ObjectInfo, PutCondition, TableStorage, object_info,
+use crate::listing::prefix_end;
+use crate::object::object_info;
+use crate::{
+    ObjectAttributes, ObjectBody, ObjectEncryption, ObjectError, ObjectInfo, ObjectKey, Objects,
+    PutCondition, RequestedEncryption, Storage,
 };
-use crate::{Catalog, Encryption, ObjectError, ObjectKey, RequestedEncryption};
 
 /// Largest part: 5 GiB.
 pub const MAX_PART_BYTES: u64 = 5 * 1024 * 1024 * 1024;
@@ -43,7 +45,7 @@ pub struct Upload {
     /// When.
     pub initiated_at: DateTime<Utc>,
     /// The encryption its parts get (the table's), in the answer of `create_upload` only.
-    pub encryption: Option<Encryption>,
+    pub encryption: Option<ObjectEncryption>,
 }
 
 /// An uploaded part.
@@ -59,11 +61,11 @@ pub struct Part {
     pub checksum: Option<Checksum>,
     /// When it was uploaded.
     pub last_modified: DateTime<Utc>,
-    /// How its stored bytes are encrypted (UploadPart answers with it, as S3 does).
-    pub encryption: Option<Encryption>,
+    /// How its stored bytes are encrypted (an upload's answer reports it, as S3's does).
+    pub encryption: Option<ObjectEncryption>,
 }
 
-/// A part as CompleteMultipartUpload lists it.
+/// A part as a completion lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompletedPart {
     /// Its number.
@@ -74,12 +76,12 @@ pub struct CompletedPart {
     pub checksum: Option<(ChecksumAlgorithm, String)>,
 }
 
-/// What CompleteMultipartUpload asks for.
+/// What a completion asks for.
 #[derive(Clone, Debug, Default)]
 pub struct CompleteRequest {
     /// The parts, in ascending order.
     pub parts: Vec<CompletedPart>,
-    /// A whole-object checksum the client claims (`x-amz-checksum-*` on the completion request).
+    /// A whole-object checksum the client claims with the completion.
     pub checksum: Option<(ChecksumAlgorithm, String)>,
     /// Conditional write.
     pub condition: PutCondition,
@@ -122,20 +124,19 @@ pub struct UploadListRequest {
     pub max_uploads: u32,
 }
 
-impl Catalog {
-    /// CreateMultipartUpload: starts an upload of `key` and returns its id.
+impl Objects {
+    /// Starts an upload of `key` and returns it with its id.
     pub async fn create_upload(
         &self,
-        table: &TableStorage,
+        storage: &Storage,
         key: &ObjectKey,
         attributes: ObjectAttributes,
         checksum: Option<(ChecksumAlgorithm, Option<ChecksumType>)>,
         encryption: Option<RequestedEncryption>,
         initiator: &str,
     ) -> Result<Upload, ObjectError> {
-        let table_encryption = self.data_encryption(table.table_id).await?;
         if let Some(requested) = &encryption {
-            requested.check(&table_encryption)?;
+            requested.check(&storage.encryption)?;
         }
         let checksum = match checksum {
             None => None,
@@ -146,23 +147,19 @@ impl Catalog {
                 } else {
                     ChecksumType::Composite
                 });
-                if kind == ChecksumType::FullObject && !algorithm.supports_full_object() {
-                    return Err(ObjectError::Invalid(format!(
-                        "The FULL_OBJECT checksum type cannot be used with the {algorithm} algorithm."
-                    )));
-                }
-                if kind == ChecksumType::Composite && algorithm == ChecksumAlgorithm::Crc64Nvme {
-                    return Err(ObjectError::Invalid(
-                        "The COMPOSITE checksum type cannot be used with the CRC64NVME algorithm."
-                            .to_string(),
-                    ));
+                let supported = match kind {
+                    ChecksumType::FullObject => algorithm.supports_full_object(),
+                    ChecksumType::Composite => algorithm != ChecksumAlgorithm::Crc64Nvme,
+                };
+                if !supported {
+                    return Err(ObjectError::UnsupportedChecksumType { algorithm, kind });
                 }
                 Some((algorithm, kind))
             }
         };
         let record = UploadRecord {
             upload_id: Uuid::new_v4().simple().to_string(),
-            table_id: table.table_id,
+            table_id: storage.table_id,
             key: key.as_str().to_string(),
             content_type: attributes.content_type,
             headers: attributes.headers,
@@ -174,30 +171,28 @@ impl Catalog {
         };
         self.meta.insert_upload(&record).await?;
         Ok(Upload {
-            encryption: Some(table_encryption),
+            encryption: Some(storage.encryption.clone()),
             ..upload_from_record(record)?
         })
     }
 
-    /// The upload `upload_id` of `key` in this table; `NoSuchUpload` if it is gone or belongs elsewhere.
+    /// The upload `upload_id` of `key` in this table; `UploadNotFound` if it is gone or belongs elsewhere.
     async fn upload_of(
         &self,
-        table: &TableStorage,
+        table_id: Uuid,
         key: &ObjectKey,
         upload_id: &str,
     ) -> Result<UploadRecord, ObjectError> {
         match self.meta.upload(upload_id).await? {
-            Some(upload) if upload.table_id == table.table_id && upload.key == key.as_str() => {
-                Ok(upload)
-            }
-            _ => Err(ObjectError::NoSuchUpload),
+            Some(upload) if upload.table_id == table_id && upload.key == key.as_str() => Ok(upload),
+            _ => Err(ObjectError::UploadNotFound),
         }
     }
 
-    /// UploadPart: stores one part (replacing an earlier upload of the same number) and returns it.
+    /// Stores one part (replacing an earlier upload of the same number) and returns it.
     pub async fn upload_part(
         &self,
-        table: &TableStorage,
+        storage: &Storage,
         key: &ObjectKey,
         upload_id: &str,
         part_number: u32,
@@ -208,26 +203,22 @@ impl Catalog {
                 "Part number must be an integer between 1 and {MAX_PART_NUMBER}, inclusive"
             )));
         }
-        let upload = self.upload_of(table, key, upload_id).await?;
+        let upload = self.upload_of(storage.table_id, key, upload_id).await?;
         let upload_algorithm = upload
             .checksum_algorithm
             .as_deref()
             .map(str::parse::<ChecksumAlgorithm>)
             .transpose()?;
         let claimed = body.checksum.as_ref().map(|(algorithm, _)| *algorithm);
-        if let (Some(want), Some(got)) = (upload_algorithm, claimed)
-            && want != got
+        if let (Some(expected), Some(got)) = (upload_algorithm, claimed)
+            && expected != got
         {
-            return Err(ObjectError::Invalid(format!(
-                "Checksum Type mismatch occurred, expected checksum Type: {}, actual checksum Type: {}",
-                want.as_str().to_lowercase(),
-                got.as_str().to_lowercase()
-            )));
+            return Err(ObjectError::ChecksumAlgorithmMismatch { expected, got });
         }
         let algorithm = upload_algorithm.or(claimed);
         let algorithms: Vec<ChecksumAlgorithm> = algorithm.into_iter().collect();
         let ingested = self
-            .ingest(table.table_id, body, MAX_PART_BYTES, &algorithms, None)
+            .ingest(storage, body, MAX_PART_BYTES, &algorithms, None)
             .await?;
         let checksum_value = algorithm
             .and_then(|a| ingested.digests.checksum(a))
@@ -244,15 +235,12 @@ impl Catalog {
             encryption: ingested.encryption,
         };
         match self.meta.put_part(&record).await {
-            Ok(replaced) => {
-                if let Some(old) = replaced {
-                    self.unlink_later(vec![BlobSegment::plain(old, 0)]);
-                }
-            }
+            // A replaced part's blob is queued for deletion by the store.
+            Ok(_replaced) => {}
             Err(e) => {
                 self.delete_blobs_now(vec![record.blob_key.clone()]).await;
                 return Err(match e {
-                    StoreError::NotFound => ObjectError::NoSuchUpload,
+                    StoreError::NotFound => ObjectError::UploadNotFound,
                     other => other.into(),
                 });
             }
@@ -260,29 +248,27 @@ impl Catalog {
         part_from_record(record)
     }
 
-    /// CompleteMultipartUpload: checks the listed parts (ascending, uploaded, matching ETags and checksums, all
-    /// but the last at least 5 MiB), derives the object's ETag and checksum, and publishes the object while
-    /// removing the upload, in one transaction. Unlisted parts are deleted.
+    /// Checks the listed parts (ascending, uploaded, matching ETags and checksums, all but the last at least
+    /// 5 MiB), derives the object's ETag and checksum, and publishes the object while removing the upload, in one
+    /// transaction. Unlisted parts are deleted.
     pub async fn complete_upload(
         &self,
-        table: &TableStorage,
+        table_id: Uuid,
         key: &ObjectKey,
         upload_id: &str,
         request: CompleteRequest,
     ) -> Result<ObjectInfo, ObjectError> {
         if request.parts.is_empty() {
-            return Err(ObjectError::MalformedXml(
-                "You must specify at least one part".to_string(),
-            ));
+            return Err(ObjectError::NoParts);
         }
         if request
             .parts
             .windows(2)
             .any(|w| matches!(w, [a, b] if a.part_number >= b.part_number))
         {
-            return Err(ObjectError::InvalidPartOrder);
+            return Err(ObjectError::PartsOutOfOrder);
         }
-        let upload = self.upload_of(table, key, upload_id).await?;
+        let upload = self.upload_of(table_id, key, upload_id).await?;
         let stored = self
             .meta
             .list_parts(upload_id, 0, MAX_PART_NUMBER + 1)
@@ -290,13 +276,7 @@ impl Catalog {
         let mut chosen = Vec::with_capacity(request.parts.len());
         let last_index = request.parts.len() - 1;
         for listed in &request.parts {
-            let invalid = || {
-                ObjectError::InvalidPart(format!(
-                    "One or more of the specified parts could not be found. The part may not have been uploaded, or \
-                     the specified entity tag may not match the part's entity tag. (part {})",
-                    listed.part_number
-                ))
-            };
+            let invalid = || ObjectError::PartMismatch(listed.part_number);
             let part = stored
                 .iter()
                 .find(|p| p.part_number == listed.part_number)
@@ -312,24 +292,24 @@ impl Catalog {
             }
             chosen.push(part);
         }
-        // Sizes only once every listed part is known to exist, as S3 reports InvalidPart first.
+        // Sizes only once every listed part is known to exist, as S3 reports a part mismatch first.
         if chosen
             .iter()
             .take(last_index)
             .any(|part| part.size < MIN_PART_BYTES)
         {
-            return Err(ObjectError::EntityTooSmall);
+            return Err(ObjectError::PartTooSmall);
         }
         let size: u64 = chosen.iter().map(|p| p.size).sum();
         if size > MAX_OBJECT_BYTES {
-            return Err(ObjectError::EntityTooLarge(MAX_OBJECT_BYTES));
+            return Err(ObjectError::TooLarge(MAX_OBJECT_BYTES));
         }
         let etag = checksum::multipart_etag(chosen.iter().map(|p| p.etag.as_str()))
             .ok_or_else(|| ObjectError::Internal("a stored part ETag is not an MD5".to_string()))?;
         let checksum = object_checksum(&upload, &chosen, request.checksum.as_ref())?;
         let now = Utc::now();
         let record = ObjectRecord {
-            table_id: table.table_id,
+            table_id,
             key: key.as_str().to_string(),
             size,
             etag,
@@ -353,61 +333,51 @@ impl Catalog {
             .iter()
             .map(|p| (p.part_number, p.blob_key.clone()))
             .collect();
-        let condition = match request.condition {
-            PutCondition::Always => tablebay_store::meta::WriteCondition::Always,
-            PutCondition::IfAbsent => tablebay_store::meta::WriteCondition::IfAbsent,
-            PutCondition::IfMatch(etag) => {
-                tablebay_store::meta::WriteCondition::IfEtag(etag.trim_matches('"').to_string())
-            }
-        };
+        let condition = request.condition.to_store();
         let completed = self
             .meta
             .complete_upload(upload_id, &expected, &record, &condition)
             .await
             .map_err(|e| match e {
-                StoreError::NotFound => ObjectError::NoSuchUpload,
+                StoreError::NotFound => ObjectError::UploadNotFound,
                 other => other.into(),
             })?;
-        self.unlink_later(completed.replaced);
+        // The store queued the replaced object's blobs (after the grace period) and the unused parts (due now,
+        // deleted here at once; the queue row is the backstop).
         self.delete_blobs_now(completed.unused_parts).await;
         object_info(record)
     }
 
-    /// AbortMultipartUpload: deletes the upload and its parts.
+    /// Deletes the upload and its parts.
     pub async fn abort_upload(
         &self,
-        table: &TableStorage,
+        table_id: Uuid,
         key: &ObjectKey,
         upload_id: &str,
     ) -> Result<(), ObjectError> {
-        self.upload_of(table, key, upload_id).await?;
-        let keys = self
-            .meta
+        self.upload_of(table_id, key, upload_id).await?;
+        // The store queues the parts' blobs for deletion after the grace period (a part upload racing the abort
+        // may still be reading its blob's row), in the transaction that removes them: a crash loses none.
+        self.meta
             .abort_upload(upload_id)
             .await
             .map_err(|e| match e {
-                StoreError::NotFound => ObjectError::NoSuchUpload,
+                StoreError::NotFound => ObjectError::UploadNotFound,
                 other => other.into(),
             })?;
-        // A part upload racing the abort may still be reading its blob's row: give it the grace period.
-        self.unlink_later(
-            keys.into_iter()
-                .map(|key| BlobSegment::plain(key, 0))
-                .collect(),
-        );
         Ok(())
     }
 
-    /// ListParts: up to `max_parts` parts after `marker`.
+    /// Up to `max_parts` parts of the upload after part `marker`.
     pub async fn list_parts(
         &self,
-        table: &TableStorage,
+        table_id: Uuid,
         key: &ObjectKey,
         upload_id: &str,
         marker: u32,
         max_parts: u32,
     ) -> Result<PartListing, ObjectError> {
-        let upload = self.upload_of(table, key, upload_id).await?;
+        let upload = self.upload_of(table_id, key, upload_id).await?;
         let max = max_parts.min(MAX_LIST_PARTS);
         let mut records = self.meta.list_parts(upload_id, marker, max + 1).await?;
         let truncated = records.len() > max as usize;
@@ -429,22 +399,22 @@ impl Catalog {
         })
     }
 
-    /// ListMultipartUploads: uploads in progress in the table, by key then upload id.
+    /// Uploads in progress in the table, by key then upload id.
     pub async fn list_uploads(
         &self,
-        table: &TableStorage,
+        table_id: Uuid,
         request: &UploadListRequest,
     ) -> Result<UploadListing, ObjectError> {
         let max = request.max_uploads.min(MAX_LIST_PARTS);
         let prefix = (!request.prefix.is_empty()).then_some(request.prefix.as_str());
-        let end = prefix.and_then(crate::listing::prefix_end);
+        let end = prefix.and_then(prefix_end);
         let marker = request
             .key_marker
             .as_deref()
             .map(|key| (key, request.upload_id_marker.as_deref()));
         let mut records = self
             .meta
-            .list_uploads(table.table_id, prefix, end.as_deref(), marker, max + 1)
+            .list_uploads(table_id, prefix, end.as_deref(), marker, max + 1)
             .await?;
         let truncated = records.len() > max as usize;
         records.truncate(max as usize);
@@ -475,18 +445,51 @@ impl Catalog {
             if ids.is_empty() {
                 return Ok(expired);
             }
-            for id in ids {
-                match self.meta.abort_upload(&id).await {
-                    Ok(keys) => {
-                        self.delete_blobs_now(keys).await;
-                        expired += 1;
-                    }
-                    // Completed or aborted meanwhile.
-                    Err(StoreError::NotFound) => {}
-                    Err(e) => return Err(e.into()),
+            // The abort queues the parts' blobs for deletion.
+            let (aborted, _queued) = self.abort_uploads(ids).await?;
+            expired += aborted;
+        }
+    }
+
+    /// Aborts the table's uploads started before `cutoff` (abandoned, as maintenance judges them) and deletes
+    /// their parts' blobs at once; returns how many.
+    pub async fn abort_stale_uploads(
+        &self,
+        table_id: Uuid,
+        cutoff: DateTime<Utc>,
+    ) -> Result<u64, ObjectError> {
+        let mut aborted = 0;
+        loop {
+            let ids = self
+                .meta
+                .table_uploads_started_before(table_id, cutoff, 100)
+                .await?;
+            if ids.is_empty() {
+                return Ok(aborted);
+            }
+            let (count, blobs) = self.abort_uploads(ids).await?;
+            self.delete_blobs_now(blobs).await;
+            aborted += count as u64;
+        }
+    }
+
+    /// Aborts the uploads `ids`, skipping those completed or aborted meanwhile; returns how many it aborted and
+    /// the blobs of their parts (queued for deletion by the store).
+    async fn abort_uploads(&self, ids: Vec<String>) -> Result<(usize, Vec<String>), ObjectError> {
+        let mut aborted = 0;
+        let mut blobs = Vec::new();
+        for id in ids {
+            match self.meta.abort_upload(&id).await {
+                Ok(queued) => {
+                    aborted += 1;
+                    blobs.extend(queued);
                 }
+                // Completed or aborted meanwhile.
+                Err(StoreError::NotFound) => {}
+                Err(e) => return Err(e.into()),
             }
         }
+        Ok((aborted, blobs))
     }
 }
 
@@ -519,11 +522,9 @@ fn object_checksum(
                 .filter(|_| p.checksum_algorithm.as_deref() == Some(algorithm.as_str()))
                 .and_then(|v| algorithm.decode(v))
                 .map(|raw| (raw, p.size))
-                .ok_or_else(|| {
-                    ObjectError::InvalidPart(format!(
-                        "Part {} has no {algorithm} checksum",
-                        p.part_number
-                    ))
+                .ok_or(ObjectError::PartWithoutChecksum {
+                    part_number: p.part_number,
+                    algorithm,
                 })
         })
         .collect::<Result<_, _>>()?;
@@ -589,6 +590,6 @@ fn part_from_record(record: PartRecord) -> Result<Part, ObjectError> {
         etag: record.etag,
         checksum,
         last_modified: record.uploaded_at,
-        encryption: record.encryption.as_ref().map(crate::encryption::of_blob),
+        encryption: record.encryption.as_ref().map(ObjectEncryption::of_blob),
     })
 }

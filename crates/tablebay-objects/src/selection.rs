@@ -7,7 +7,7 @@ use std::ops::Range;
 use chrono::{DateTime, Utc};
 use tablebay_store::meta::BlobSegment;
 
-use crate::ObjectError;
+use crate::{MAX_PART_NUMBER, ObjectError};
 
 /// An entity-tag condition of a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,15 +114,13 @@ pub(crate) fn select(
     parts_count: Option<u32>,
 ) -> Result<(Range<u64>, bool), ObjectError> {
     match (request.range, request.part_number) {
-        (Some(_), Some(_)) => Err(ObjectError::Invalid(
-            "Cannot specify both Range header and partNumber".into(),
-        )),
+        (Some(_), Some(_)) => Err(ObjectError::RangeAndPart),
         (Some(range), None) => Ok((range.resolve(size)?, true)),
         (None, Some(part)) => {
             if part == 0 {
-                return Err(ObjectError::Invalid(
-                    "Part number must be an integer between 1 and 10000".into(),
-                ));
+                return Err(ObjectError::Invalid(format!(
+                    "Part number must be an integer between 1 and {MAX_PART_NUMBER}"
+                )));
             }
             if parts_count.is_none() {
                 // S3 treats a single-part object as one part.

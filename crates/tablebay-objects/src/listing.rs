@@ -1,4 +1,4 @@
-//! ListObjects(V2) over a table's storage: prefix, delimiter (common prefixes), start-after / continuation, and
+//! Listings of a table's storage: prefix, delimiter (common prefixes), start-after / continuation, and
 //! page size, in byte order of keys.
 //!
 //! Keys are read from the store in batches; a key that rolls up into a common prefix makes the next batch start
@@ -6,9 +6,10 @@
 //! million rows.
 
 use tablebay_store::meta::{KeyRange, KeyStart};
+use uuid::Uuid;
 
-use crate::object_io::{ObjectInfo, TableStorage, object_info};
-use crate::{Catalog, ObjectError};
+use crate::object::object_info;
+use crate::{ObjectError, ObjectInfo, Objects};
 
 /// Most keys one page may return, as S3.
 pub const MAX_LIST_KEYS: u32 = 1000;
@@ -43,11 +44,11 @@ pub struct Listing {
     pub next_after: Option<String>,
 }
 
-impl Catalog {
+impl Objects {
     /// Lists the objects of a table's storage.
     pub async fn list_objects(
         &self,
-        table: &TableStorage,
+        table_id: Uuid,
         request: &ListRequest,
     ) -> Result<Listing, ObjectError> {
         let prefix = request.prefix.as_str();
@@ -67,7 +68,7 @@ impl Catalog {
                 start: Some(from.as_start()),
                 end: end.as_deref(),
             };
-            let records = self.meta.list_objects(table.table_id, range, BATCH).await?;
+            let records = self.meta.list_objects(table_id, range, BATCH).await?;
             let full_batch = records.len() == BATCH as usize;
             for record in records {
                 if count == max {

@@ -1,7 +1,7 @@
 //! Where a table's files live: the `s3://<table-id>--table-s3/<key>` locations clients see, the object keys
 //! inside a table's storage, and the blob keys the server stores bytes under. Clients never see the backing
 //! store's layout (DESIGN.md "Surfaces and ports"): every write goes to a fresh blob key, and the object row
-//! (`Catalog::put_object`) maps the key to it.
+//! (`Objects::put_object`) maps the key to it.
 
 use std::fmt;
 
@@ -115,8 +115,11 @@ impl TableLocation {
     }
 
     /// The legacy blob key of this file (`tables/<id>/<key>`). Files are now stored through the object service,
-    /// under fresh blob keys that an object row maps the key to; read and write them with `Catalog::get_object`
-    /// and `Catalog::put_object`, not at this key.
+    /// under fresh blob keys that an object row maps the key to; read and write them with [`Objects::find`] and
+    /// [`Objects::put_object`], not at this key.
+    ///
+    /// [`Objects::find`]: crate::Objects::find
+    /// [`Objects::put_object`]: crate::Objects::put_object
     pub fn blob_key(&self) -> String {
         format!("tables/{}/{}", self.table_id, self.key)
     }
