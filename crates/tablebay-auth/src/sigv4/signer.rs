@@ -19,6 +19,7 @@ use super::canonical::{
     canonical_query, credential_scope, double_encoded_uri, hex_sha256, hmac_sha256, signing_key,
     string_to_sign, uri_encode,
 };
+use super::presigned::is_presigned;
 use crate::error::AuthError;
 
 /// Headers botocore leaves unsigned because something between client and server may add or change them.
@@ -79,6 +80,12 @@ pub fn sign_with(
     params: &SigningParams<'_>,
 ) -> Result<(), AuthError> {
     ensure_host(parts)?;
+    // The verifier refuses a request authenticated both ways; so does the signer, rather than sign one.
+    if parts.uri.query().is_some_and(is_presigned) {
+        return Err(AuthError::Malformed(
+            "the query carries presigned authentication parameters (X-Amz-*)".into(),
+        ));
+    }
     let amz_date = params.time.format(AMZ_DATE_FORMAT).to_string();
     parts.headers.remove(AUTHORIZATION);
     parts.headers.insert(
@@ -274,6 +281,29 @@ mod tests {
                 )
             );
             assert_eq!(p.headers["x-amz-date"], "20150830T123600Z");
+        }
+    }
+
+    // Found by the sigv4_header fuzz target: the signer signed a query holding `X-Amz-Signature`, which the
+    // verifier (rightly) refuses as authenticated both ways.
+    #[test]
+    fn refuses_a_query_with_presigned_parameters() {
+        for uri in [
+            "/t?X-Amz-Signature",
+            "/t?a=1&X-Amz-Algorithm=AWS4-HMAC-SHA256",
+            "/t?X%2DAmz%2DCredential=x",
+        ] {
+            let mut p = parts("GET", uri, &[("host", "example.amazonaws.com")]);
+            let signed = sign(
+                &mut p,
+                b"",
+                "AKIDEXAMPLE",
+                SECRET,
+                "us-east-1",
+                "s3",
+                at("2015-08-30T12:36:00Z"),
+            );
+            assert!(matches!(signed, Err(AuthError::Malformed(_))), "{uri}");
         }
     }
 

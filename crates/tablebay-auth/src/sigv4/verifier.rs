@@ -399,7 +399,12 @@ pub fn latin1_to_utf8(body: &[u8]) -> String {
 /// (`UNSIGNED-PAYLOAD`, streaming markers).
 pub fn claimed_payload_hash(parts: &Parts) -> Option<[u8; 32]> {
     use base64::Engine;
-    let value = parts.headers.get("x-amz-content-sha256")?.to_str().ok()?.trim();
+    let value = parts
+        .headers
+        .get("x-amz-content-sha256")?
+        .to_str()
+        .ok()?
+        .trim();
     let bytes = match value.len() {
         64 => hex::decode(value).ok()?,
         44 => base64::engine::general_purpose::STANDARD
