@@ -10,6 +10,8 @@
 mod admin;
 mod control_plane;
 mod form;
+#[doc(hidden)]
+pub mod fuzzing;
 mod iceberg;
 mod metrics_access;
 mod observe;

@@ -2,8 +2,9 @@
 //!
 //! It signs the way botocore's `SigV4Auth` does (`reference/s3tables-api.md` §1.1): the canonical URI is
 //! the wire path with dot segments removed and `UriEncode`d again (double encoding), the canonical query
-//! is decoded, re-encoded and sorted, every header present is signed except the ones proxies and HTTP
-//! stacks add or change (`user-agent`, `expect`, `transfer-encoding`, `connection`, `x-amzn-trace-id`),
+//! is decoded (a raw `+` as a space, as the server reads it; botocore never sends one), re-encoded and sorted,
+//! every header present is signed except the ones proxies and HTTP stacks add or change (`user-agent`,
+//! `expect`, `transfer-encoding`, `connection`, `x-amzn-trace-id`),
 //! and the payload hash is the hex SHA-256 of the body. Tablebay's own integration tests use it as
 //! their client; the server never signs anything with it.
 
@@ -18,6 +19,7 @@ use super::canonical::{
     canonical_query, credential_scope, double_encoded_uri, hex_sha256, hmac_sha256, signing_key,
     string_to_sign, uri_encode,
 };
+use super::presigned::is_presigned;
 use crate::error::AuthError;
 
 /// Headers botocore leaves unsigned because something between client and server may add or change them.
@@ -78,6 +80,12 @@ pub fn sign_with(
     params: &SigningParams<'_>,
 ) -> Result<(), AuthError> {
     ensure_host(parts)?;
+    // The verifier refuses a request authenticated both ways; so does the signer, rather than sign one.
+    if parts.uri.query().is_some_and(is_presigned) {
+        return Err(AuthError::Malformed(
+            "the query carries presigned authentication parameters (X-Amz-*)".into(),
+        ));
+    }
     let amz_date = params.time.format(AMZ_DATE_FORMAT).to_string();
     parts.headers.remove(AUTHORIZATION);
     parts.headers.insert(
@@ -102,7 +110,7 @@ pub fn sign_with(
     let signed_headers = names.join(";");
     let headers = canonical_headers(&parts.headers, None, &names);
     let uri = double_encoded_uri(parts.uri.path());
-    let query = canonical_query(parts.uri.query().unwrap_or(""), Plus::Literal, false);
+    let query = canonical_query(parts.uri.query().unwrap_or(""), Plus::Space, false);
     let payload = hex_sha256(body);
     let canonical = CanonicalRequest {
         method: parts.method.as_str(),
@@ -165,7 +173,7 @@ pub fn presign(
     let names = ["host".to_owned()];
     let headers = canonical_headers(&parts.headers, None, &names);
     let uri = double_encoded_uri(parts.uri.path());
-    let canonical_query = canonical_query(&query, Plus::Literal, false);
+    let canonical_query = canonical_query(&query, Plus::Space, false);
     let canonical = CanonicalRequest {
         method: parts.method.as_str(),
         uri: &uri,
@@ -273,6 +281,29 @@ mod tests {
                 )
             );
             assert_eq!(p.headers["x-amz-date"], "20150830T123600Z");
+        }
+    }
+
+    // Found by the sigv4_header fuzz target: the signer signed a query holding `X-Amz-Signature`, which the
+    // verifier (rightly) refuses as authenticated both ways.
+    #[test]
+    fn refuses_a_query_with_presigned_parameters() {
+        for uri in [
+            "/t?X-Amz-Signature",
+            "/t?a=1&X-Amz-Algorithm=AWS4-HMAC-SHA256",
+            "/t?X%2DAmz%2DCredential=x",
+        ] {
+            let mut p = parts("GET", uri, &[("host", "example.amazonaws.com")]);
+            let signed = sign(
+                &mut p,
+                b"",
+                "AKIDEXAMPLE",
+                SECRET,
+                "us-east-1",
+                "s3",
+                at("2015-08-30T12:36:00Z"),
+            );
+            assert!(matches!(signed, Err(AuthError::Malformed(_))), "{uri}");
         }
     }
 

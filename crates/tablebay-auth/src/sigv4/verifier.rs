@@ -267,8 +267,10 @@ impl SigV4Verifier {
     /// - canonical URI: the wire path with dot segments removed and `UriEncode`d again with `/` kept
     ///   (double encoding, botocore and Java), the wire path as sent
     ///   (single encoding), and DuckDB's wire path with only `%2F` → `%252F` (trap 18);
-    /// - canonical query: `+` as a literal plus, `+` as a space (PyIceberg re-parses the query with
-    ///   `parse_qsl`) when the query has a `+`, and the raw query as sent (DuckDB signs its own, unsorted);
+    /// - canonical query: the query as the surfaces read it (`form.rs`: `+` is a space, as PyIceberg's signer
+    ///   reads it with `parse_qsl`; botocore and the SDKs send a plus as `%2B`), and the raw query as sent (DuckDB
+    ///   signs its own, unsorted). A `+` is never read as a plus: a signature over `a%2Bb` would then also vouch
+    ///   for `a+b`, which the surfaces read as `a b`;
     /// - payload: when the body is not UTF-8, also the hash of `utf8(latin1_decode(body))` (Java 1.10
     ///   sends ISO-8859-1 but hashes UTF-8: trap 19). Then the answer is [`SignedPayload::Latin1AsUtf8`]: the
     ///   signed text is that transcoding, and the caller must read the body as it (never guess otherwise).
@@ -444,16 +446,10 @@ fn uri_variants(raw_path: &str) -> Vec<String> {
     out
 }
 
-/// Canonical query variants, without duplicates.
+/// Canonical query variants, without duplicates: the form reading the surfaces parse the query with (`+` is a
+/// space), and the raw query as sent.
 fn query_variants(raw_query: &str, presigned: bool) -> Vec<String> {
-    let mut out = Vec::with_capacity(3);
-    push_unique(
-        &mut out,
-        canonical_query(raw_query, Plus::Literal, presigned),
-    );
-    if raw_query.contains('+') {
-        push_unique(&mut out, canonical_query(raw_query, Plus::Space, presigned));
-    }
+    let mut out = vec![canonical_query(raw_query, Plus::Space, presigned)];
     if !presigned {
         push_unique(&mut out, raw_query.to_owned());
     }
@@ -598,7 +594,7 @@ mod tests {
         assert_eq!(uri_variants("/"), ["/"]);
         assert_eq!(
             query_variants("b=1&a=x+y", false),
-            ["a=x%2By&b=1", "a=x%20y&b=1", "b=1&a=x+y"]
+            ["a=x%20y&b=1", "b=1&a=x+y"]
         );
         assert_eq!(query_variants("X-Amz-Signature=1&a=x", true), ["a=x"]);
         assert_eq!(payload_variants(b"", false).len(), 1);
@@ -610,6 +606,57 @@ mod tests {
                 (hex_sha256(b""), SignedPayload::AsSent)
             ]
         );
+    }
+
+    /// Found by the `sigv4_query` fuzz target: a signature over `a%2Bb` (a plus) verified for `a+b`, which the
+    /// surfaces read as `a b`, so a captured request could be re-spelled into another one. Both ways are refused
+    /// now, in headers and presigned URLs; re-spellings that read the same still verify.
+    #[test]
+    fn a_plus_is_read_as_the_surfaces_read_it() {
+        use crate::sigv4::signer::{SigningParams, presign, sign_with};
+        let now = Utc::now();
+        let params = SigningParams {
+            access_key_id: "AK",
+            secret_access_key: "S",
+            session_token: None,
+            region: "us-east-1",
+            service: "s3tables",
+            time: now,
+        };
+        let verifier = SigV4Verifier::new("us-east-1", &["s3tables"]);
+        let verifies = |p: &Parts, query: &str| {
+            let mut p = p.clone();
+            p.uri = format!("/buckets?{query}").parse().unwrap();
+            let request = verifier.parse(&p, now).unwrap();
+            verifier.verify(&request, &p, b"", "S").is_ok()
+        };
+        for (signed, respelled, same_meaning) in [
+            ("prefix=a%2Bb", "prefix=a+b", false),
+            ("prefix=a+b", "prefix=a%2Bb", false),
+            ("prefix=a%20b", "prefix=a+b", true),
+            ("prefix=a+b", "prefix=a%20b", true),
+            ("prefix=a%2fb", "prefix=a%2Fb", true),
+        ] {
+            let parts = || {
+                let request = http::Request::get(format!("/buckets?{signed}")).header("host", "h");
+                request.body(()).unwrap().into_parts().0
+            };
+            let mut header = parts();
+            sign_with(&mut header, b"", &params).unwrap();
+            assert!(verifies(&header, signed), "{signed}");
+            assert_eq!(
+                verifies(&header, respelled),
+                same_meaning,
+                "{signed} -> {respelled}"
+            );
+
+            let mut url = parts();
+            presign(&mut url, &params, 60).unwrap();
+            let query = url.uri.query().unwrap().to_owned();
+            assert!(verifies(&url, &query), "{query}");
+            let query = query.replacen(signed, respelled, 1);
+            assert_eq!(verifies(&url, &query), same_meaning, "{query}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ mod maintenance;
 mod namespaces;
 mod policies;
 mod request;
-mod router;
+pub(crate) mod router;
 mod storage;
 mod tables;
 mod tagging;

@@ -11,7 +11,7 @@ mod error;
 mod idempotency;
 mod namespaces;
 mod oauth;
-mod router;
+pub(crate) mod router;
 mod tables;
 mod views;
 mod wire;
