@@ -25,7 +25,7 @@ import hashlib
 import json
 import time
 from types import SimpleNamespace
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import boto3
 import pyarrow as pa
@@ -624,3 +624,46 @@ def test_vectors_fixture_is_what_the_sdk_signs():
     """crates/tablebay-auth/tests/fixtures/oss4_vectors.json is exactly what the pinned SDK produces (no server)."""
     assert oss4_vectors.FIXTURE.read_text() == oss4_vectors.render(), \
         "stale fixture: run python clients/python/oss4_vectors.py"
+
+
+# --- the other surfaces of the tables listener ---------------------------------------------------------------
+
+def oss4_signed(server, method: str, path: str, body: bytes = b"", headers: dict | None = None,
+                signer: SdkSigner | None = None):
+    """`path` on the tables listener signed by the SDK's own `TablesSignerV4` as its Tables client signs an
+    operation without a bucket (key = the path), sent with requests."""
+    import requests
+    from alibabacloud_oss_v2.credentials import StaticCredentialsProvider
+    from alibabacloud_oss_v2.types import HttpRequest, SigningContext
+
+    url = f"{server.tables_url}{path}"
+    request = HttpRequest(method, url, headers={"Content-Type": "application/json", **(headers or {})},
+                          body=body or None)
+    context = SigningContext(product="osstables", region=REGION, key=urlsplit(path).path.lstrip("/"),
+                             request=request,
+                             credentials=StaticCredentialsProvider(ACCESS_KEY_ID, SECRET_ACCESS_KEY)
+                             .get_credentials())
+    (signer or SdkSigner()).sign(context)
+    return requests.request(method, request.url, headers=dict(request.headers), data=body or None, timeout=30)
+
+
+@pytest.mark.parametrize("method,path,body,content_type,expect", [
+    ("GET", "/iceberg/v1/{bucket}/namespaces", b"", "application/json", "namespaces"),
+    ("GET", "/admin/users", b"", "application/json", "users"),
+    ("POST", "/sts", b"Action=GetCallerIdentity&Version=2011-06-15", "application/x-www-form-urlencoded",
+     "GetCallerIdentityResult"),
+])
+def test_every_surface_of_the_tables_listener_takes_oss4(server, bucket, method, path, body, content_type, expect):
+    path = path.format(bucket=quote(bucket.arn, safe=""))
+    answer = oss4_signed(server, method, path, body, {"Content-Type": content_type})
+    assert answer.status_code == 200, answer.text
+    assert expect in answer.text
+    assert answer.headers.get("x-oss-request-id")
+
+
+def test_a_bad_oss4_signature_on_iceberg_is_refused_in_the_oss_shape(server, bucket):
+    stale = SdkSigner(after_sign=lambda request: request.headers.update({"x-oss-date": "20200101T000000Z"}))
+    answer = oss4_signed(server, "GET", f"/iceberg/v1/{quote(bucket.arn, safe='')}/namespaces", signer=stale)
+    assert answer.status_code == 403, answer.text
+    assert answer.headers.get("x-oss-error-type")
+    assert answer.headers.get("x-oss-request-id")
