@@ -7,7 +7,8 @@ shares the pipeline for. It is never part of the tests.
 Rows, each driven by wrk (Debian package `wrk`: one event-loop thread, `--connections` keep-alive connections):
 - `GetTable`: control plane `GET /get-table?tableBucketARN=…&namespace=bench&name=t`, SigV4 header-signed;
 - `loadTable`: Iceberg REST `GET /iceberg/v1/{prefix}/namespaces/bench/tables/t`, SigV4 header-signed;
-- `PUT 4 KiB` and `GET 4 KiB`: S3 objects of a table's storage, presigned `UNSIGNED-PAYLOAD` URLs over 256 keys.
+- `PUT 4 KiB` and `GET 4 KiB`: S3 objects of a table's storage, presigned `UNSIGNED-PAYLOAD` URLs: PUTs to new keys
+  (as table writers do), GETs over 256 of them.
 
 The requests are signed once, before the timed phase, and replayed (a SigV4 signature holds for 15 minutes), so the
 client costs microseconds and the server gets nearly both cores; every request is still verified, authorized and
@@ -60,7 +61,11 @@ end
 
 ROWS = ["GetTable", "loadTable", "PUT 4 KiB", "GET 4 KiB"]
 SIZE = 4 * 1024
-KEYS = 256
+# Table writers put new files, never over old ones: PUT cycles through more keys than a row can write (an
+# overwrite would also queue the old blob's deletion), GET through the first ones.
+PUT_KEYS = 65536
+GET_KEYS = 256
+WARM_UP_PUTS = "PUT 4 KiB, warm-up"  # its own keys, so that the timed PUTs overwrite nothing
 
 
 def signed_line(method: str, url: str, service: str) -> str:
@@ -70,6 +75,8 @@ def signed_line(method: str, url: str, service: str) -> str:
     query = "&".join(sorted(parts.query.split("&"))) if parts.query else ""
     headers = sign(method, parts.netloc, path, query, {}, hashlib.sha256(b"").hexdigest(), service=service)
     target = f"{path}?{parts.query}" if parts.query else path
+    # `Host` capitalised, as wrk.format looks it up (a second Host header would be a 400).
+    headers["Host"] = headers.pop("host")
     return "\t".join([method, target] + [f"{k}: {v}" for k, v in headers.items()])
 
 
@@ -97,9 +104,14 @@ def prepare(server: Server, work: Path) -> dict[str, tuple[Path, int, str]]:
     write("GetTable", [signed_line("GET", get_table, "s3tables")], 0, server.tables_url)
     load = f"{server.tables_url}/iceberg/v1/{seg}/namespaces/bench/tables/t"
     write("loadTable", [signed_line("GET", load, "s3tables")], 0, server.tables_url)
-    puts = [f"PUT\t{presign('PUT', s3_host, f'/{storage}/data/{i}')}" for i in range(KEYS)]
-    write("PUT 4 KiB", puts, SIZE, server.s3_url)
-    gets = [f"GET\t{presign('GET', s3_host, f'/{storage}/data/{i}')}" for i in range(KEYS)]
+    # The requests are formatted when the script loads, before wrk knows its Host: every line names it.
+    for row, folder in [("PUT 4 KiB", "data"), (WARM_UP_PUTS, "warm-up")]:
+        puts = [f"PUT\t{presign('PUT', s3_host, f'/{storage}/{folder}/{i}')}\tHost: {s3_host}"
+                for i in range(PUT_KEYS)]
+        write(row, puts, SIZE, server.s3_url)
+    # wrk spends the script's first request checking it, so key 0 is never sent: GET keys 1 to 256.
+    gets = [f"GET\t{presign('GET', s3_host, f'/{storage}/data/{i}')}\tHost: {s3_host}"
+            for i in range(1, GET_KEYS + 1)]
     write("GET 4 KiB", gets, 0, server.s3_url)
     return files
 
@@ -128,7 +140,8 @@ def measure(binary: Path, args, root: Path, label: str) -> dict[str, dict]:
         out = {}
         for row in ROWS:
             path, size, base = files[row]
-            run_wrk(path, size, base, args.connections, 1, work)  # warm-up
+            warm_up = files[WARM_UP_PUTS][0] if row == "PUT 4 KiB" else path
+            run_wrk(warm_up, size, base, args.connections, 1, work)
             out[row] = run_wrk(path, size, base, args.connections, args.seconds, work)
         return out
     finally:
