@@ -2,7 +2,12 @@
 //! `TablesSignerV4`), as its Tables client sends them — header and presigned forms, path style and virtual-hosted,
 //! bodies with `Content-MD5`, security tokens, additional headers. `clients/python/oss4_vectors.py` regenerates
 //! `fixtures/oss4_vectors.json`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
@@ -19,7 +24,9 @@ fn vectors() -> Vec<Value> {
 fn body(vector: &Value) -> Vec<u8> {
     let text = vector["body"].as_str().unwrap_or_default();
     match vector["body_encoding"].as_str() {
-        Some("base64") => base64::engine::general_purpose::STANDARD.decode(text).unwrap(),
+        Some("base64") => base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .unwrap(),
         _ => text.as_bytes().to_vec(),
     }
 }
@@ -28,7 +35,11 @@ fn body(vector: &Value) -> Vec<u8> {
 fn parts(vector: &Value) -> http::request::Parts {
     let path = vector["path"].as_str().unwrap();
     let query = vector["query"].as_str().unwrap_or_default();
-    let target = if query.is_empty() { path.to_owned() } else { format!("{path}?{query}") };
+    let target = if query.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{query}")
+    };
     let mut builder = http::Request::builder()
         .method(vector["method"].as_str().unwrap())
         .uri(target);
@@ -47,8 +58,14 @@ fn time(vector: &Value) -> DateTime<Utc> {
 fn verify(vector: &Value, parts: &http::request::Parts, secret: &str) -> Result<(), AuthError> {
     let verifier = Oss4Verifier::new(vector["region"].as_str().unwrap());
     let request = verifier.parse(parts, time(vector))?;
-    assert_eq!(request.access_key_id, vector["access_key_id"].as_str().unwrap());
-    assert_eq!(request.session_token.as_deref(), vector["security_token"].as_str());
+    assert_eq!(
+        request.access_key_id,
+        vector["access_key_id"].as_str().unwrap()
+    );
+    assert_eq!(
+        request.session_token.as_deref(),
+        vector["security_token"].as_str()
+    );
     verifier.verify(&request, parts, secret)
 }
 
@@ -71,7 +88,11 @@ fn sdk_signed_requests_fail_with_another_secret_path_or_body() {
     for vector in &vectors() {
         let name = vector["name"].as_str().unwrap();
         let parts = parts(vector);
-        assert_eq!(verify(vector, &parts, "another-secret"), Err(AuthError::SignatureMismatch), "{name}");
+        assert_eq!(
+            verify(vector, &parts, "another-secret"),
+            Err(AuthError::SignatureMismatch),
+            "{name}"
+        );
         let mut moved = parts.clone();
         let uri = moved.uri.to_string().replacen('/', "/x", 1);
         moved.uri = uri.parse().unwrap();
@@ -83,7 +104,11 @@ fn sdk_signed_requests_fail_with_another_secret_path_or_body() {
         if parts.headers.contains_key("content-md5") {
             let mut altered = body(vector);
             altered.push(b' ');
-            assert_eq!(check_body(&parts, &altered), Err(AuthError::ContentMd5Mismatch), "{name}");
+            assert_eq!(
+                check_body(&parts, &altered),
+                Err(AuthError::ContentMd5Mismatch),
+                "{name}"
+            );
         }
     }
 }

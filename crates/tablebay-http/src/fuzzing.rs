@@ -166,9 +166,8 @@ pub fn control_plane_route(
         with_metadata: false,
         with_encryption: false,
     };
-    let path_of = |t: &control_plane::TablePath| {
-        (t.bucket.clone(), t.namespace.clone(), t.name.clone())
-    };
+    let path_of =
+        |t: &control_plane::TablePath| (t.bucket.clone(), t.namespace.clone(), t.name.clone());
     match &endpoint {
         E::CreateTableBucket { request } => {
             names.reads_body = true;
@@ -245,8 +244,13 @@ mod tests {
 
     /// Routes every seed of a fuzz target (`METHOD /path?query`, a newline, the body): a seed named `*-refused` is
     /// a 400, every other one routes. Keeps the seeds real requests as the routers change.
-    fn seeds<T>(target: &str, route: impl Fn(&Method, &str, Option<&str>, &[u8]) -> Result<T, u16>) {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds").join(target);
+    fn seeds<T>(
+        target: &str,
+        route: impl Fn(&Method, &str, Option<&str>, &[u8]) -> Result<T, u16>,
+    ) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/seeds")
+            .join(target);
         let mut count = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -281,7 +285,10 @@ mod tests {
                 {"identifier":{"namespace":["c"],"name":"d"}}]}"#,
         )
         .unwrap();
-        assert_eq!(names.tables, [("a".into(), "b".into()), ("c".into(), "d".into())]);
+        assert_eq!(
+            names.tables,
+            [("a".into(), "b".into()), ("c".into(), "d".into())]
+        );
     }
 
     #[test]
