@@ -23,6 +23,7 @@ use subtle::ConstantTimeEq;
 use crate::error::AuthError;
 use crate::sigv4::AuthMechanism;
 use crate::sigv4::canonical::{hex_sha256, hmac_sha256, uri_encode};
+use crate::sigv4::scope::Credential;
 use crate::sigv4::verifier::{parse_amz_date, single_header};
 
 /// The algorithm of the header form and the `x-oss-signature-version` of the query form.
@@ -217,33 +218,26 @@ impl Oss4Verifier {
         })
     }
 
-    /// `<AK>/<yyyymmdd>/<region>/osstables/aliyun_v4_request`: the access key id and the region.
+    /// `<AK>/<yyyymmdd>/<region>/osstables/aliyun_v4_request` (SigV4's credential shape, read by its parser):
+    /// the access key id and the region.
     fn check_credential(
         &self,
         credential: &str,
         oss_date: &str,
     ) -> Result<(String, String), AuthError> {
-        let mut parts = credential.rsplitn(5, '/');
-        let (Some(terminator), Some(product), Some(region), Some(date), Some(access_key_id)) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
-            return Err(AuthError::Malformed(format!(
-                "Credential must be <access key id>/<date>/<region>/{TABLES_PRODUCT}/{TERMINATOR}"
-            )));
-        };
-        if access_key_id.is_empty() {
-            return Err(AuthError::Malformed("the access key id is empty".into()));
-        }
+        let Credential {
+            access_key_id,
+            date,
+            region,
+            service: product,
+            terminator,
+        } = Credential::parse(credential)?;
         if terminator != TERMINATOR {
             return Err(AuthError::ScopeMismatch(format!(
                 "the credential scope must end in {TERMINATOR}"
             )));
         }
-        if oss_date.get(..8) != Some(date) {
+        if oss_date.get(..8) != Some(date.as_str()) {
             return Err(AuthError::ScopeMismatch(format!(
                 "the credential date {date} is not the request date {}",
                 oss_date.get(..8).unwrap_or(oss_date)
@@ -260,7 +254,7 @@ impl Oss4Verifier {
                 "the credential product {product:?} is not {TABLES_PRODUCT:?}"
             )));
         }
-        Ok((access_key_id.to_owned(), region.to_owned()))
+        Ok((access_key_id, region))
     }
 
     /// Verifies the signature with the caller-supplied secret, in constant time, against the canonical URI of

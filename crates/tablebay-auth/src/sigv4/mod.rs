@@ -8,7 +8,7 @@
 pub(crate) mod canonical;
 mod header;
 mod presigned;
-mod scope;
+pub(crate) mod scope;
 pub mod signer;
 pub(crate) mod verifier;
 
