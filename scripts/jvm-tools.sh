@@ -8,5 +8,5 @@ maven_who=jvm-tools
 # shellcheck source=lib/maven.sh
 source "$repo_root/scripts/lib/maven.sh"
 jvm_tools
-java -version 2>&1 | head -n 1
-mvn -v 2>/dev/null | head -n 1
+java -version 2>&1 | sed -n 1p  # sed reads everything: head would end the pipe early and, under pipefail, fail on SIGPIPE
+mvn -v 2>/dev/null | sed -n 1p
