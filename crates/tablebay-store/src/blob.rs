@@ -2,8 +2,9 @@
 //! sees the backing store's layout or its error types.
 //!
 //! Writes stream through a [`BlobWriter`]: small blobs are collected and written at once (straight to their file
-//! on local disk, with one atomic `put` remotely), larger ones go through the store's multipart upload (a staging
-//! file renamed into place on local disk, an S3 multipart upload remotely), so memory stays bounded. A blob key
+//! on local disk, with one atomic `put` remotely), larger ones are streamed (to their file in batches on local
+//! disk, through an S3 multipart upload remotely), so memory stays bounded. On local disk a finished blob is
+//! durable as [`Durability`] says (`local.rs`). A blob key
 //! is never reused and no row points at a blob before its writer finished, so no reader sees a blob half-written.
 //! Reads stream a byte range in large chunks ([`BlobStore::read`]). Encrypted blobs are written and read through
 //! the same writer and reader ([`BlobStore::sealed_writer`], [`BlobStore::read_sealed`]), in the format of
@@ -18,7 +19,12 @@ use object_store::{
     GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart,
 };
 
+mod local;
+
+use local::{LocalFile, LocalFiles, blocking, local_error, read_chunk, read_file};
+
 use crate::StoreError;
+use crate::durability::Durability;
 use crate::encryption::{
     BlobEncryption, ChunkCipher, KeyId, KeyProvider, Sealer, StoredBytes, open_range,
 };
@@ -52,25 +58,24 @@ pub enum BlobUrl {
 pub struct BlobStore {
     inner: Arc<dyn ObjectStore>,
     prefix: object_store::path::Path,
-    /// The directory of a local store, which small writes and all reads use directly (see [`LocalFiles`]).
+    /// The directory of a local store, which writes and reads use directly (see [`LocalFiles`]).
     local: Option<LocalFiles>,
 }
 
 impl BlobStore {
-    /// Opens the store at `url`, creating the local directory if needed.
+    /// Opens the store at `url`, creating the local directory if needed. Local blobs are made durable
+    /// ([`Durability::Full`]) unless [`BlobStore::with_durability`] relaxes it.
     pub fn open(url: &BlobUrl) -> Result<Self, StoreError> {
         match url {
             BlobUrl::Local(dir) => {
-                std::fs::create_dir_all(dir)
+                crate::durability::create_dir_all_durably(dir)
                     .map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))?;
                 let fs = object_store::local::LocalFileSystem::new_with_prefix(dir)
                     .map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))?;
                 Ok(Self {
                     inner: Arc::new(fs),
                     prefix: object_store::path::Path::default(),
-                    local: Some(LocalFiles {
-                        root: Arc::from(dir.as_path()),
-                    }),
+                    local: Some(LocalFiles::new(dir, Durability::Full)),
                 })
             }
             BlobUrl::S3 {
@@ -108,6 +113,12 @@ impl BlobStore {
         }
     }
 
+    /// This store with local blobs made as durable as `durability` says (remote stores keep their own promise).
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.local = self.local.map(|local| local.with_durability(durability));
+        self
+    }
+
     fn path(&self, key: &str) -> object_store::path::Path {
         self.prefix
             .parts()
@@ -138,7 +149,10 @@ impl BlobStore {
         BlobWriter {
             inner: Arc::clone(&self.inner),
             path: self.path(key),
-            local: self.local.as_ref().and_then(|local| local.file(key)),
+            local: self
+                .local
+                .as_ref()
+                .and_then(|local| Some((local.clone(), local.file(key)?))),
             state: WriterState::default(),
             seal: None,
         }
@@ -238,6 +252,9 @@ impl BlobStore {
             .list(Some(&folder))
             .map(|meta| meta.map(|m| m.location))
             .boxed();
+        if let Some(local) = &self.local {
+            local.forget_prefix(prefix.trim_end_matches('/'));
+        }
         let mut deleted = self.inner.delete_stream(listed);
         let mut count = 0;
         while let Some(result) = deleted.next().await {
@@ -265,139 +282,13 @@ pub type BlobStream = BoxStream<'static, Result<Bytes, StoreError>>;
 /// Size of the chunks read from a local file, and of the parts a large blob is written in.
 const CHUNK_BYTES: usize = 8 * 1024 * 1024;
 
-/// The files of a local store, used without `object_store`'s indirections where they cost: a blob key is never
-/// reused and an object becomes visible only when its row commits, so a new blob is written straight to its
-/// final path (no staging file and rename, the costliest part of a small write); a read opens the file and reads
-/// its first chunk in one blocking call.
-#[derive(Clone, Debug)]
-struct LocalFiles {
-    root: Arc<std::path::Path>,
-}
-
-impl LocalFiles {
-    /// The file of `key`, where `object_store`'s local store keeps it too; `None` for a key with characters that
-    /// store would encode (left to it, so both always agree).
-    fn file(&self, key: &str) -> Option<std::path::PathBuf> {
-        let plain = key.split('/').all(|part| {
-            !part.is_empty()
-                && part != "."
-                && part != ".."
-                && part
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-        });
-        plain.then(|| self.root.join(key))
-    }
-}
-
-/// Writes a new file at `path` from `chunks` (its directory is created if missing); fails if it exists.
-fn write_new_file(path: &std::path::Path, chunks: &[Bytes]) -> std::io::Result<()> {
-    use std::io::Write;
-    let open = || {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-    };
-    let mut file = match open() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            open()?
-        }
-        other => other?,
-    };
-    let written = chunks.iter().try_for_each(|chunk| file.write_all(chunk));
-    if written.is_err() {
-        // Never referenced by a row; removed now rather than left to unreferenced-file removal.
-        let _ = std::fs::remove_file(path);
-    }
-    written
-}
-
-fn local_error(e: std::io::Error) -> StoreError {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        return StoreError::NotFound;
-    }
-    StoreError::Unavailable {
-        store: "blob store",
-        source: Box::new(e),
-    }
-}
-
-/// Runs blocking file work on the blocking pool.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> std::io::Result<T> + Send + 'static,
-) -> Result<T, StoreError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| StoreError::Config(format!("blob file task failed: {e}")))?
-        .map_err(local_error)
-}
-
-/// Reads up to [`CHUNK_BYTES`] of `file` from `offset`, short of `end`.
-fn read_chunk(file: &mut std::fs::File, offset: u64, end: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let want = usize::try_from((end - offset).min(CHUNK_BYTES as u64)).unwrap_or(CHUNK_BYTES);
-    file.seek(SeekFrom::Start(offset))?;
-    let mut buf = Vec::with_capacity(want);
-    file.take(want as u64).read_to_end(&mut buf)?;
-    Ok(buf)
-}
-
-/// [`read_chunk`] for a file moved in and out of a blocking task.
-fn read_chunk_owned(
-    mut file: std::fs::File,
-    offset: u64,
-    end: u64,
-) -> std::io::Result<(std::fs::File, Vec<u8>)> {
-    let chunk = read_chunk(&mut file, offset, end)?;
-    Ok((file, chunk))
-}
-
-/// Bytes `range` of the local file `open` opens, [`CHUNK_BYTES`] at a time on the blocking pool; the file is
-/// opened with the first chunk, so a missing blob is `NotFound` here, not in the stream.
-async fn read_file(
-    open: impl FnOnce() -> std::io::Result<std::fs::File> + Send + 'static,
-    range: Range<u64>,
-) -> Result<BlobStream, StoreError> {
-    let (start, end) = (range.start, range.end);
-    let (file, first) = blocking(move || read_chunk_owned(open()?, start, end)).await?;
-    let first = checked_chunk(first, start, end)?;
-    let next = start + first.len() as u64;
-    let rest = futures::stream::try_unfold((file, next), move |(file, offset)| async move {
-        if offset >= end {
-            return Ok(None);
-        }
-        let (file, chunk) = blocking(move || read_chunk_owned(file, offset, end)).await?;
-        let chunk = checked_chunk(chunk, offset, end)?;
-        let next = offset + chunk.len() as u64;
-        Ok(Some((chunk, (file, next))))
-    });
-    Ok(futures::stream::once(async move { Ok(first) })
-        .chain(rest)
-        .boxed())
-}
-
-/// A chunk read at `offset`; an empty one means the file is shorter than the row says: fail rather than end
-/// the response early without a sign.
-fn checked_chunk(chunk: Vec<u8>, offset: u64, end: u64) -> Result<Bytes, StoreError> {
-    if chunk.is_empty() {
-        return Err(StoreError::Corrupt(format!(
-            "blob ends at {offset}, expected {end} bytes"
-        )));
-    }
-    Ok(Bytes::from(chunk))
-}
-
 /// Writes one new blob from a stream of chunks. Dropping it without [`BlobWriter::finish`] abandons the write:
 /// nothing becomes visible, and at most a staging file or an incomplete S3 upload is left behind.
 pub struct BlobWriter {
     inner: Arc<dyn ObjectStore>,
     path: object_store::path::Path,
-    /// The blob's file in a local store, written directly when the blob fits in one buffer.
-    local: Option<std::path::PathBuf>,
+    /// The blob's file in a local store, written directly.
+    local: Option<(LocalFiles, std::path::PathBuf)>,
     state: WriterState,
     /// Set for an encrypted blob: plaintext goes through the sealer, ciphertext to the store.
     seal: Option<(Box<Sealer>, BlobEncryption)>,
@@ -411,6 +302,8 @@ enum WriterState {
     Buffering(Vec<Bytes>, usize),
     /// Past [`CHUNK_BYTES`]: a multipart upload of the store, fed part by part.
     Streaming(Box<WriteMultipart>, u64),
+    /// Past [`CHUNK_BYTES`] on local disk: the blob's file, written a batch at a time, and the stored length.
+    LocalStreaming(Box<LocalFile>, u64),
 }
 
 impl std::fmt::Debug for BlobWriter {
@@ -466,6 +359,10 @@ impl BlobWriter {
                 upload.put(bytes);
                 return Ok(());
             }
+            WriterState::LocalStreaming(file, written) => {
+                *written += bytes.len() as u64;
+                return file.push(bytes).await;
+            }
         }
         if let WriterState::Buffering(_, len) = &self.state
             && *len > CHUNK_BYTES
@@ -473,6 +370,15 @@ impl BlobWriter {
             let WriterState::Buffering(chunks, len) = std::mem::take(&mut self.state) else {
                 return Ok(());
             };
+            if let Some((files, path)) = &self.local {
+                let (files, path) = (files.clone(), path.clone());
+                let mut file = Box::new(blocking(move || files.start_file(path)).await?);
+                for chunk in chunks {
+                    file.push(chunk).await?;
+                }
+                self.state = WriterState::LocalStreaming(file, len as u64);
+                return Ok(());
+            }
             let upload = self
                 .inner
                 .put_multipart(&self.path)
@@ -500,9 +406,13 @@ impl BlobWriter {
                 upload.finish().await.map_err(StoreError::from)?;
                 return Ok(written);
             }
+            WriterState::LocalStreaming(file, written) => {
+                file.finish().await?;
+                return Ok(written);
+            }
         };
         match self.local {
-            Some(path) => blocking(move || write_new_file(&path, &chunks)).await?,
+            Some((files, path)) => blocking(move || files.write_new_file(&path, &chunks)).await?,
             None => {
                 self.inner
                     .put(&self.path, PutPayload::from_iter(chunks))
@@ -515,10 +425,14 @@ impl BlobWriter {
 
     /// Abandons the write, cleaning up what the store started (best effort).
     pub async fn abort(self) {
-        if let WriterState::Streaming(upload, _) = self.state
-            && let Err(e) = upload.abort().await
-        {
-            tracing::debug!(error = %e, "could not abort a blob upload");
+        match self.state {
+            WriterState::Streaming(upload, _) => {
+                if let Err(e) = upload.abort().await {
+                    tracing::debug!(error = %e, "could not abort a blob upload");
+                }
+            }
+            WriterState::LocalStreaming(file, _) => file.remove().await,
+            WriterState::Empty | WriterState::Buffering(..) => {}
         }
     }
 }

@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 mod blob;
+pub mod durability;
 pub mod encryption;
 mod error;
 pub mod meta;
@@ -14,5 +15,6 @@ pub mod meta;
 pub mod test_support;
 
 pub use blob::{BlobStore, BlobStream, BlobUrl, BlobWriter};
+pub use durability::Durability;
 pub use error::StoreError;
 pub use meta::MetaStore;

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use tablebay_catalog::{AccountId, ArnFlavor};
 use tablebay_http::{MetricsAccess, Secret};
 use tablebay_maintenance::MaintenanceConfig;
-use tablebay_store::BlobUrl;
+use tablebay_store::{BlobUrl, Durability};
 use tablebay_store::encryption::{LocalKeys, MasterKey};
 
 use crate::listener::ListenerLimits;
@@ -78,6 +78,11 @@ pub struct ServeArgs {
     /// Log format: `text` (default) or `json`.
     #[arg(long, env = "TABLEBAY_LOG_FORMAT")]
     log_format: Option<String>,
+    /// What an acknowledged write means on local disk: `full` (default: synced to stable storage before the
+    /// answer, so it survives a power loss) or `relaxed` (left in the page cache: survives a killed process,
+    /// not a power loss or kernel crash).
+    #[arg(long, env = "TABLEBAY_DURABILITY")]
+    durability: Option<String>,
     /// Hours after which an incomplete multipart upload of the data plane is aborted and its parts deleted
     /// (default 168, one week; fractions allowed, e.g. 0.5; 0 keeps them forever).
     #[arg(long, env = "TABLEBAY_MULTIPART_EXPIRY_HOURS")]
@@ -160,6 +165,7 @@ struct FileConfig {
     root_access_key_id: Option<String>,
     root_secret_access_key: Option<String>,
     log_format: Option<String>,
+    durability: Option<String>,
     multipart_expiry_hours: Option<f64>,
     audit_log: Option<PathBuf>,
     sts_min_duration_secs: Option<i64>,
@@ -210,6 +216,8 @@ pub struct Config {
     pub blob_url: BlobUrl,
     pub root: RootCredentials,
     pub log_format: LogFormat,
+    /// Whether acknowledged writes to the local SQLite file and blob directory are synced.
+    pub durability: Durability,
     /// How long an incomplete multipart upload lives; `None` keeps them forever.
     pub multipart_expiry: Option<Duration>,
     /// A file that receives a copy of the audit events.
@@ -269,7 +277,7 @@ impl Config {
             .data_dir
             .or(file.data_dir)
             .unwrap_or_else(|| PathBuf::from("tablebay-data"));
-        std::fs::create_dir_all(&data_dir)
+        tablebay_store::durability::create_dir_all_durably(&data_dir)
             .with_context(|| format!("creating data directory {}", data_dir.display()))?;
         let addr =
             |given: Option<String>, default: &str, what: &str| -> anyhow::Result<SocketAddr> {
@@ -350,6 +358,10 @@ impl Config {
             Some("json") => LogFormat::Json,
             Some(other) => bail!("invalid log format '{other}' (expected text or json)"),
         };
+        let durability = match args.durability.or(file.durability) {
+            None => Durability::default(),
+            Some(text) => Durability::parse(&text).map_err(|e| anyhow::anyhow!("invalid {e}"))?,
+        };
         let expiry_hours = args
             .multipart_expiry_hours
             .or(file.multipart_expiry_hours)
@@ -405,6 +417,7 @@ impl Config {
             blob_url,
             root,
             log_format,
+            durability,
             multipart_expiry,
             audit_log: args.audit_log.or(file.audit_log),
             sts_min_duration_secs,
@@ -688,5 +701,8 @@ fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .with_context(|| format!("creating {}", path.display()))?;
     file.write_all(bytes)?;
     file.sync_all()?;
+    // The new file's name too: without it a power loss can leave the data dir without the file.
+    tablebay_store::durability::sync_parent_dir(path)
+        .with_context(|| format!("syncing the directory of {}", path.display()))?;
     Ok(())
 }

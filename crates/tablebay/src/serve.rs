@@ -62,10 +62,18 @@ pub fn init_logging(config: &Config) -> anyhow::Result<()> {
 /// Opens the configured stores and the catalog over them with the configured master keys, checked against
 /// the ones the metadata store has seen (`serve` and `compact` open them the same way).
 pub async fn open_catalog(config: &Config) -> anyhow::Result<(MetaStore, Catalog)> {
-    let meta = MetaStore::connect(&config.meta_url)
+    let meta = MetaStore::connect_with(&config.meta_url, config.durability)
         .await
         .context("opening the metadata store")?;
-    let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
+    let blobs = BlobStore::open(&config.blob_url)
+        .context("opening the blob store")?
+        .with_durability(config.durability);
+    if !config.durability.syncs() {
+        tracing::warn!(
+            "durability is relaxed: acknowledged writes to the local metadata file and blob directory are not \
+             synced, and a power loss or kernel crash may lose the last of them"
+        );
+    }
     let catalog = Catalog::new(
         meta.clone(),
         blobs,

@@ -1,8 +1,8 @@
 //! Opening the metadata database: URL forms, per-connection settings and the embedded migrations.
 //!
 //! SQLite is set up for concurrent writers (reference/rust-stack.md, trap T13): WAL journal mode (readers never
-//! block the writer) with synchronous=NORMAL (no fsync per commit), a busy timeout so a writer waits for the lock
-//! instead of failing, and foreign keys on.
+//! block the writer) with synchronous=FULL (every commit syncs the WAL before it returns; NORMAL when durability
+//! is relaxed), a busy timeout so a writer waits for the lock instead of failing, and foreign keys on.
 //! Write transactions then start with `BEGIN IMMEDIATE` (see `codec::begin_write`).
 
 use std::borrow::Cow;
@@ -14,6 +14,7 @@ use sqlx::{Connection, Row, SqlSafeStr};
 
 use super::{Backend, MetaStore};
 use crate::StoreError;
+use crate::durability::Durability;
 
 /// How long (10 s) a SQLite connection waits for another writer's lock before failing with `SQLITE_BUSY`. A
 /// literal statement because sqlx 0.9 queries are `&'static str` (trap T14).
@@ -114,7 +115,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
 const POSTGRES_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Opens the store at `url`, see [`MetaStore::connect`].
-pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {
+pub(super) async fn open(url: &str, durability: Durability) -> Result<MetaStore, StoreError> {
     sqlx::any::install_default_drivers();
     let (backend, url) = normalize(url)?;
     let options = AnyPoolOptions::new().max_connections(MAX_CONNECTIONS);
@@ -125,22 +126,21 @@ pub(super) async fn open(url: &str) -> Result<MetaStore, StoreError> {
                 // A ping before every checkout is a round trip to the connection's thread per query; a SQLite
                 // file does not drop connections the way a network server does.
                 .test_before_acquire(false)
-                .after_connect(|conn, _meta| {
+                .after_connect(move |conn, _meta| {
                     Box::pin(async move {
                         // sqlx already sets a 5 s timeout and foreign_keys=ON on every SQLite connection; stating
                         // both here keeps the guarantee independent of the driver's defaults.
                         sqlx::query(SQLITE_BUSY_TIMEOUT_PRAGMA)
                             .execute(&mut *conn)
                             .await?;
-                        // WAL with synchronous=NORMAL: commits are ordered and atomic and survive a process crash
-                        // (kill -9), and the WAL is synced at checkpoints, not on every commit; a power loss may
-                        // roll back the last commits but never corrupts. FULL would fsync per commit, serialising
-                        // every object write behind the disk's flush latency, while the blob store (object_store's
-                        // local directory) does not fsync object bytes either — so FULL would buy no durability an
-                        // object could use.
-                        sqlx::query("PRAGMA synchronous = NORMAL")
-                            .execute(&mut *conn)
-                            .await?;
+                        // FULL: a commit is on disk when it returns (WAL mode syncs the WAL, not the database
+                        // file, so one fsync per commit). NORMAL: commits stay ordered and atomic and survive a
+                        // killed process, but the last ones may roll back with a power loss.
+                        let synchronous = match durability {
+                            Durability::Full => "PRAGMA synchronous = FULL",
+                            Durability::Relaxed => "PRAGMA synchronous = NORMAL",
+                        };
+                        sqlx::query(synchronous).execute(&mut *conn).await?;
                         sqlx::query("PRAGMA foreign_keys = ON")
                             .execute(&mut *conn)
                             .await?;
@@ -227,9 +227,13 @@ async fn prepare_sqlite_file(url: &str) -> Result<(), StoreError> {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
     {
-        tokio::fs::create_dir_all(dir)
-            .await
-            .map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))?;
+        let dir = dir.to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            crate::durability::create_dir_all_durably(&dir)
+                .map_err(|e| StoreError::Config(format!("{}: {e}", dir.display())))
+        })
+        .await
+        .map_err(|e| StoreError::Config(format!("creating the database directory: {e}")))??;
     }
     let mut conn = AnyConnection::connect(url).await?;
     let mode: String = sqlx::query("PRAGMA journal_mode = WAL")
@@ -241,6 +245,11 @@ async fn prepare_sqlite_file(url: &str) -> Result<(), StoreError> {
         return Err(StoreError::Config(format!(
             "SQLite refused WAL journal mode (got {mode:?}) for {path}"
         )));
+    }
+    // The file's entry in its directory: SQLite syncs the directory of the WAL it creates, not of the database.
+    if !path.contains('%') {
+        crate::durability::sync_parent_dir(std::path::Path::new(path))
+            .map_err(|e| StoreError::Config(format!("syncing the directory of {path}: {e}")))?;
     }
     Ok(())
 }
@@ -342,13 +351,21 @@ mod tests {
         }
     }
 
-    /// A plain path gets its directories and file created, WAL mode, a busy timeout of at least 5 s and foreign
-    /// keys on, on every pooled connection.
+    /// A plain path gets its directories and file created, WAL mode, a busy timeout of at least 5 s, foreign
+    /// keys on and the durability's `synchronous`, on every pooled connection.
     #[tokio::test]
     async fn sqlite_file_setup() {
+        for (durability, want_synchronous) in [(Durability::Full, 2), (Durability::Relaxed, 1)] {
+            sqlite_file_setup_with(durability, want_synchronous).await;
+        }
+    }
+
+    async fn sqlite_file_setup_with(durability: Durability, want_synchronous: i64) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nested/deeper/meta.db");
-        let store = open(&format!("sqlite://{}", path.display())).await.unwrap();
+        let store = open(&format!("sqlite://{}", path.display()), durability)
+            .await
+            .unwrap();
         assert!(path.exists());
         let mut conns = Vec::new();
         for _ in 0..3 {
@@ -376,13 +393,15 @@ mod tests {
                 .await
                 .unwrap()
                 .get(0);
-            assert_eq!(synchronous, 1, "NORMAL");
+            assert_eq!(synchronous, want_synchronous, "{durability:?}");
             conns.push(conn);
         }
         drop(conns);
         store.close().await;
         // Reopening runs no migration twice.
-        let again = open(&format!("sqlite:{}", path.display())).await.unwrap();
+        let again = open(&format!("sqlite:{}", path.display()), durability)
+            .await
+            .unwrap();
         assert_eq!(again.backend(), Backend::Sqlite);
         again.close().await;
     }

@@ -35,6 +35,7 @@ pub use tables::{PointerSwap, TableRecord};
 pub use views::ViewRecord;
 
 use crate::StoreError;
+use crate::durability::Durability;
 
 /// Handle to the metadata database (cheap to clone; a connection pool inside).
 #[derive(Clone, Debug)]
@@ -58,7 +59,13 @@ impl MetaStore {
     /// Connects to `url` (`sqlite://path?mode=rwc` or `postgres://…`), applies the backend's migrations and
     /// returns the store. SQLite gets WAL mode and a busy timeout.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        connect::open(url).await
+        connect::open(url, Durability::Full).await
+    }
+
+    /// [`MetaStore::connect`] with SQLite commits synced as `durability` says: `synchronous=FULL` (every commit
+    /// syncs the WAL) or `NORMAL` (the WAL is synced at checkpoints). PostgreSQL keeps its own setting.
+    pub async fn connect_with(url: &str, durability: Durability) -> Result<Self, StoreError> {
+        connect::open(url, durability).await
     }
 
     /// Which backend this store uses.

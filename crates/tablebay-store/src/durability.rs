@@ -1,0 +1,88 @@
+//! What an acknowledged write means on this server's own disk.
+//!
+//! By default ([`Durability::Full`]) a write is on stable storage before it is acknowledged: a blob's bytes are
+//! synced (`fdatasync`) and so is the directory entry that names it, every SQLite commit syncs its WAL
+//! (`synchronous=FULL`), and the files the server writes for itself (key and root-credential files) are synced
+//! with their directory. Such a write survives a power loss or a kernel crash, not only a killed process.
+//! [`Durability::Relaxed`] skips those syncs: writes survive a process crash (the page cache does) but the last
+//! seconds of them may be lost with the machine. PostgreSQL and S3-compatible stores keep their own promises and
+//! are not affected by the setting.
+
+use std::path::Path;
+
+/// How far an acknowledged write has gone on local disk (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Synced to stable storage before it is acknowledged (the default).
+    #[default]
+    Full,
+    /// Left in the page cache: survives a process crash, not a power loss.
+    Relaxed,
+}
+
+impl Durability {
+    /// Parses the setting's value: `full` or `relaxed`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "full" => Ok(Self::Full),
+            "relaxed" => Ok(Self::Relaxed),
+            other => Err(format!(
+                "durability must be 'full' or 'relaxed', not {other:?}"
+            )),
+        }
+    }
+
+    /// The setting's value, as [`Durability::parse`] reads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::Relaxed => "relaxed",
+        }
+    }
+
+    /// Whether acknowledged writes are synced.
+    pub fn syncs(self) -> bool {
+        self == Self::Full
+    }
+}
+
+/// Syncs the directory holding `path`, so that a file created or renamed there is still named after a crash
+/// (`fsync` on the file covers its bytes, not the entry).
+pub fn sync_parent_dir(path: &Path) -> std::io::Result<()> {
+    match path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        Some(dir) => std::fs::File::open(dir)?.sync_all(),
+        None => std::fs::File::open(".")?.sync_all(),
+    }
+}
+
+/// Creates `dir` and its missing ancestors, and makes each new directory's entry durable (a directory made at
+/// startup and lost to a power loss would take every file under it along).
+pub fn create_dir_all_durably(dir: &Path) -> std::io::Result<()> {
+    let missing: Vec<&Path> = dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).collect();
+    std::fs::create_dir_all(dir)?;
+    missing.iter().rev().try_for_each(|made| sync_parent_dir(made))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_its_own_names_only() {
+        for d in [Durability::Full, Durability::Relaxed] {
+            assert_eq!(Durability::parse(d.as_str()), Ok(d));
+        }
+        assert_eq!(Durability::default(), Durability::Full);
+        assert!(Durability::parse("FULL").is_err());
+        assert!(Durability::parse("none").is_err());
+    }
+
+    #[test]
+    fn creates_missing_directories() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("a/b/c");
+        create_dir_all_durably(&dir).unwrap();
+        assert!(dir.is_dir());
+        create_dir_all_durably(&dir).unwrap();
+    }
+}
