@@ -55,12 +55,20 @@ pub fn sync_parent_dir(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// Creates `dir` and its missing ancestors, and makes each new directory's entry durable (a directory made at
-/// startup and lost to a power loss would take every file under it along).
+/// Creates `dir` and its missing ancestors, and makes the entries of `dir` and of every directory made here
+/// durable (a directory lost to a power loss would take every file under it along).
 pub fn create_dir_all_durably(dir: &Path) -> std::io::Result<()> {
-    let missing: Vec<&Path> = dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).collect();
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .skip(1)
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .collect();
     std::fs::create_dir_all(dir)?;
-    missing.iter().rev().try_for_each(|made| sync_parent_dir(made))
+    missing
+        .iter()
+        .rev()
+        .try_for_each(|made| sync_parent_dir(made))?;
+    sync_parent_dir(dir)
 }
 
 #[cfg(test)]
