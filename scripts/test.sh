@@ -11,7 +11,7 @@
 # TABLEBAY_TEST_POSTGRES_URL, so the PostgreSQL variants run and fail when they cannot), python-env
 # (scripts/python-env.sh), python-clients (pytest clients/python against the built binary: boto3, the AWS CLI,
 # PyIceberg, DuckDB — all but the S3 data-plane files), python-s3 (clients/python/test_s3_*.py: boto3, raw
-# SigV4, pyarrow, aws s3 on the local and the remote backend), s3-crash (kill -9 during large uploads),
+# SigV4, pyarrow, aws s3 on the local and the remote backend), s3-crash (kill -9 during large uploads; a power cut on a loop device),
 # jvm-tools (scripts/jvm-tools.sh: a JDK and Maven, installed when missing), jvm-build (scripts/jvm-build.sh:
 # clients/jvm with Maven), jvm-s3 (the AWS SDK for Java v2 check, through pytest), kafka-connect
 # (scripts/jvm-kafka-connect.sh: a KRaft broker, a Connect worker and the Iceberg sink writing into Tablebay,
