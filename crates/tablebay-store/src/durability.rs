@@ -9,6 +9,8 @@
 //! are not affected by the setting.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// How far an acknowledged write has gone on local disk (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,6 +45,40 @@ impl Durability {
     /// Whether acknowledged writes are synced.
     pub fn syncs(self) -> bool {
         self == Self::Full
+    }
+}
+
+/// One sync shared by concurrent writers (group commit). A writer takes a ticket after its change; the first to
+/// get the lock syncs for every ticket handed out so far, and the others find their ticket covered when the lock
+/// comes to them. Each caller still returns only after a sync that started after its own change.
+#[derive(Debug, Default)]
+pub(crate) struct SyncGroup {
+    /// Tickets handed out: changes made before a ticket need a sync that starts after it.
+    requested: AtomicU64,
+    /// Every ticket up to this one is covered by a finished sync.
+    synced: Mutex<u64>,
+}
+
+impl SyncGroup {
+    /// Returns once `sync` (this caller's or another's) has run to completion after this call began. Blocks.
+    pub(crate) fn sync(&self, sync: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<()> {
+        let ticket = self.requested.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut synced = self.synced.lock().unwrap_or_else(PoisonError::into_inner);
+        if *synced >= ticket {
+            return Ok(());
+        }
+        // Every ticket up to here was taken after its writer's change, so this sync covers them all.
+        let covers = self.requested.load(Ordering::SeqCst);
+        sync()?;
+        *synced = covers;
+        Ok(())
+    }
+
+    /// Tickets handed out and covered so far (for tests).
+    #[cfg(test)]
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        let synced = *self.synced.lock().unwrap_or_else(PoisonError::into_inner);
+        (self.requested.load(Ordering::SeqCst), synced)
     }
 }
 
@@ -83,6 +119,35 @@ mod tests {
         assert_eq!(Durability::default(), Durability::Full);
         assert!(Durability::parse("FULL").is_err());
         assert!(Durability::parse("none").is_err());
+    }
+
+    /// Concurrent callers share syncs, and every ticket is covered by one that started after it.
+    #[test]
+    fn a_sync_group_covers_every_ticket_with_fewer_syncs() {
+        let group = std::sync::Arc::new(SyncGroup::default());
+        let runs = std::sync::Arc::new(AtomicU64::new(0));
+        let threads: Vec<_> = (0..16)
+            .map(|_| {
+                let (group, runs) = (std::sync::Arc::clone(&group), std::sync::Arc::clone(&runs));
+                std::thread::spawn(move || {
+                    for _ in 0..20 {
+                        group
+                            .sync(|| {
+                                runs.fetch_add(1, Ordering::SeqCst);
+                                std::thread::sleep(std::time::Duration::from_micros(200));
+                                Ok(())
+                            })
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        assert_eq!(group.counts(), (320, 320));
+        let runs = runs.load(Ordering::SeqCst);
+        assert!(runs < 320, "{runs} syncs for 320 tickets: none was shared");
     }
 
     #[test]

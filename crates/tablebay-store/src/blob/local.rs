@@ -6,12 +6,12 @@
 //!
 //! Under [`Durability::Full`] a blob is acknowledged only once its bytes are synced and so is every directory
 //! entry on the way to it. Directory syncs are shared: writers that created files in one directory meanwhile
-//! wait for one `fsync` of it instead of each issuing their own ([`DirSyncs`]).
+//! wait for one `fsync` of it instead of each issuing their own ([`SyncGroup`]).
 
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
@@ -19,7 +19,7 @@ use futures::stream::StreamExt;
 
 use super::{BlobStream, CHUNK_BYTES};
 use crate::StoreError;
-use crate::durability::Durability;
+use crate::durability::{Durability, SyncGroup};
 
 /// The directory of a local store.
 #[derive(Clone, Debug)]
@@ -207,10 +207,8 @@ impl LocalFile {
     }
 }
 
-/// Directory syncs, grouped per directory. A writer takes a ticket after changing the directory; the one that
-/// gets the directory's lock first syncs it for every ticket issued so far, and the others find their ticket
-/// covered when the lock comes to them. Also remembers which directories' own entries are known durable, so a
-/// new table's directories are synced up to the root once, not on every write.
+/// Directory syncs, grouped per directory ([`SyncGroup`]), and which directories' own entries are known durable,
+/// so a new table's directories are synced up to the root once, not on every write.
 #[derive(Debug, Default)]
 struct DirSyncs {
     dirs: Mutex<HashMap<PathBuf, Arc<DirSync>>>,
@@ -218,10 +216,7 @@ struct DirSyncs {
 
 #[derive(Debug, Default)]
 struct DirSync {
-    /// Tickets handed out: changes made before a ticket need a sync that starts after it.
-    requested: AtomicU64,
-    /// Every ticket up to this one is covered by a finished sync.
-    synced: Mutex<u64>,
+    group: SyncGroup,
     /// This directory's entry in its parent is durable.
     entry_durable: AtomicBool,
 }
@@ -234,17 +229,9 @@ impl DirSyncs {
 
     /// Returns once a sync of `dir` that started after this call has finished.
     fn sync(&self, dir: &Path) -> std::io::Result<()> {
-        let entry = self.entry(dir);
-        let ticket = entry.requested.fetch_add(1, Ordering::SeqCst) + 1;
-        let mut synced = entry.synced.lock().unwrap_or_else(PoisonError::into_inner);
-        if *synced >= ticket {
-            return Ok(());
-        }
-        // Every ticket up to here was taken after its writer's change, so this sync covers them all.
-        let covers = entry.requested.load(Ordering::SeqCst);
-        std::fs::File::open(dir)?.sync_all()?;
-        *synced = covers;
-        Ok(())
+        self.entry(dir)
+            .group
+            .sync(|| std::fs::File::open(dir)?.sync_all())
     }
 
     /// Makes the entries of `dir` and its ancestors below `root` durable, syncing each parent once.
@@ -356,31 +343,6 @@ fn checked_chunk(chunk: Vec<u8>, offset: u64, end: u64) -> Result<Bytes, StoreEr
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Concurrent writers in one directory share its syncs, and each still returns only after a sync that
-    /// started after its own call.
-    #[test]
-    fn directory_syncs_are_shared_and_cover_every_ticket() {
-        let dir = tempfile::tempdir().unwrap();
-        let syncs = Arc::new(DirSyncs::default());
-        let threads: Vec<_> = (0..16)
-            .map(|_| {
-                let (syncs, dir) = (Arc::clone(&syncs), dir.path().to_path_buf());
-                std::thread::spawn(move || {
-                    for _ in 0..20 {
-                        syncs.sync(&dir).unwrap();
-                    }
-                })
-            })
-            .collect();
-        for thread in threads {
-            thread.join().unwrap();
-        }
-        let entry = syncs.entry(dir.path());
-        let requested = entry.requested.load(Ordering::SeqCst);
-        assert_eq!(requested, 16 * 20);
-        assert_eq!(*entry.synced.lock().unwrap(), requested);
-    }
 
     #[test]
     fn a_new_directory_chain_is_synced_once_and_again_after_it_is_forgotten() {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use sqlx::{Any, AnyConnection, Row, Transaction};
 use uuid::Uuid;
 
+use super::connect::WalSync;
 use super::{Backend, MetaStore};
 use crate::StoreError;
 
@@ -17,13 +18,21 @@ use crate::StoreError;
 /// statements run on `&mut *tx`.
 pub(super) struct Tx {
     tx: Transaction<'static, Any>,
-    _writer: Option<tokio::sync::OwnedMutexGuard<()>>,
+    writer: Option<tokio::sync::OwnedMutexGuard<()>>,
+    /// The group commit this transaction's durability waits for (see `connect::WalSync`).
+    wal: Option<Arc<WalSync>>,
 }
 
 impl Tx {
-    /// Commits, then releases the writer slot.
-    pub(super) async fn commit(self) -> Result<(), sqlx::Error> {
-        self.tx.commit().await
+    /// Commits and releases the writer slot, so the next writer can go on; then returns once the commit is
+    /// durable (a WAL sync shared with the commits around it).
+    pub(super) async fn commit(self) -> Result<(), StoreError> {
+        self.tx.commit().await?;
+        drop(self.writer);
+        if let Some(wal) = self.wal {
+            wal.sync().await?;
+        }
+        Ok(())
     }
 }
 
@@ -55,15 +64,20 @@ impl MetaStore {
         let tx = match self.backend {
             Backend::Sqlite => {
                 let writer = self.writer_slot().await;
-                let tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+                let tx = self.writes.begin_with("BEGIN IMMEDIATE").await?;
                 return Ok(Tx {
                     tx,
-                    _writer: writer,
+                    writer,
+                    wal: self.wal.clone(),
                 });
             }
-            Backend::Postgres => self.pool.begin().await?,
+            Backend::Postgres => self.writes.begin().await?,
         };
-        Ok(Tx { tx, _writer: None })
+        Ok(Tx {
+            tx,
+            writer: None,
+            wal: None,
+        })
     }
 
     /// The in-process writer slot of SQLite (see [`MetaStore::begin_write`]), for a write outside a

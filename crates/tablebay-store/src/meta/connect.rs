@@ -14,7 +14,7 @@ use sqlx::{Connection, Row, SqlSafeStr};
 
 use super::{Backend, MetaStore};
 use crate::StoreError;
-use crate::durability::Durability;
+use crate::durability::{Durability, SyncGroup};
 
 /// How long (10 s) a SQLite connection waits for another writer's lock before failing with `SQLITE_BUSY`. A
 /// literal statement because sqlx 0.9 queries are `&'static str` (trap T14).
@@ -118,50 +118,35 @@ const POSTGRES_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_
 pub(super) async fn open(url: &str, durability: Durability) -> Result<MetaStore, StoreError> {
     sqlx::any::install_default_drivers();
     let (backend, url) = normalize(url)?;
-    let options = AnyPoolOptions::new().max_connections(MAX_CONNECTIONS);
-    let pool = match backend {
+    let (pool, writes, wal) = match backend {
         Backend::Sqlite => {
-            prepare_sqlite_file(&url).await?;
-            options
-                // A ping before every checkout is a round trip to the connection's thread per query; a SQLite
-                // file does not drop connections the way a network server does.
-                .test_before_acquire(false)
-                .after_connect(move |conn, _meta| {
-                    Box::pin(async move {
-                        // sqlx already sets a 5 s timeout and foreign_keys=ON on every SQLite connection; stating
-                        // both here keeps the guarantee independent of the driver's defaults.
-                        sqlx::query(SQLITE_BUSY_TIMEOUT_PRAGMA)
-                            .execute(&mut *conn)
-                            .await?;
-                        // FULL: a commit is on disk when it returns (WAL mode syncs the WAL, not the database
-                        // file, so one fsync per commit). NORMAL: commits stay ordered and atomic and survive a
-                        // killed process, but the last ones may roll back with a power loss.
-                        let synchronous = match durability {
-                            Durability::Full => "PRAGMA synchronous = FULL",
-                            Durability::Relaxed => "PRAGMA synchronous = NORMAL",
-                        };
-                        sqlx::query(synchronous).execute(&mut *conn).await?;
-                        sqlx::query("PRAGMA foreign_keys = ON")
-                            .execute(&mut *conn)
-                            .await?;
-                        // Every commit empties the other connections' page caches, so with writes going on each
-                        // read re-reads its pages; mapped, they are memory reads instead of a pread each.
-                        sqlx::query("PRAGMA mmap_size = 268435456")
-                            .execute(&mut *conn)
-                            .await?;
-                        Ok(())
-                    })
-                })
-                .connect(&url)
-                .await?
+            let file = prepare_sqlite_file(&url).await?;
+            // Transactions commit on their own pool at synchronous=NORMAL and then share WAL syncs (see
+            // `WalSync`); everything else (single statements, migrations) commits at FULL on the main pool. Only
+            // for a file whose WAL can be named: otherwise every commit syncs itself.
+            let grouped = durability.syncs().then_some(file).flatten();
+            let main = match durability {
+                Durability::Full => Synchronous::Full,
+                Durability::Relaxed => Synchronous::Normal,
+            };
+            let pool = sqlite_pool(&url, main, MAX_CONNECTIONS).await?;
+            match grouped {
+                Some(file) => {
+                    let writes = sqlite_pool(&url, Synchronous::Normal, WRITE_CONNECTIONS).await?;
+                    (pool, writes, Some(std::sync::Arc::new(WalSync::of(&file))))
+                }
+                None => (pool.clone(), pool, None),
+            }
         }
         // A request waits this long for a connection before it is answered 503: long enough to ride out a
         // burst, short enough that clients retry a database outage rather than hang (sqlx's default is 30 s).
         Backend::Postgres => {
-            options
+            let pool = AnyPoolOptions::new()
+                .max_connections(MAX_CONNECTIONS)
                 .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
                 .connect(&url)
-                .await?
+                .await?;
+            (pool.clone(), pool, None)
         }
     };
     migrator(backend)
@@ -171,9 +156,102 @@ pub(super) async fn open(url: &str, durability: Durability) -> Result<MetaStore,
     tracing::info!(?backend, "metadata store ready");
     Ok(MetaStore {
         pool,
+        writes,
+        wal,
         backend,
         writer: Default::default(),
     })
+}
+
+/// Connections of the pool that write transactions use: one writes at a time (the writer slot), and the next
+/// can begin while the previous one's connection is handed back.
+const WRITE_CONNECTIONS: u32 = 2;
+
+/// SQLite's `synchronous` setting of a pool's connections.
+#[derive(Clone, Copy)]
+enum Synchronous {
+    /// Every commit syncs the WAL before it returns.
+    Full,
+    /// Commits are ordered and atomic and survive a killed process; the WAL is synced at checkpoints.
+    Normal,
+}
+
+/// A pool of connections to the SQLite file at `url`, each set up the same way but for `synchronous`.
+async fn sqlite_pool(
+    url: &str,
+    synchronous: Synchronous,
+    connections: u32,
+) -> Result<sqlx::AnyPool, StoreError> {
+    let pool = AnyPoolOptions::new()
+        .max_connections(connections)
+        // A ping before every checkout is a round trip to the connection's thread per query; a SQLite file does
+        // not drop connections the way a network server does.
+        .test_before_acquire(false)
+        .after_connect(move |conn, _meta| {
+            Box::pin(async move {
+                // sqlx already sets a 5 s timeout and foreign_keys=ON on every SQLite connection; stating both
+                // here keeps the guarantee independent of the driver's defaults.
+                sqlx::query(SQLITE_BUSY_TIMEOUT_PRAGMA)
+                    .execute(&mut *conn)
+                    .await?;
+                let synchronous = match synchronous {
+                    Synchronous::Full => "PRAGMA synchronous = FULL",
+                    Synchronous::Normal => "PRAGMA synchronous = NORMAL",
+                };
+                sqlx::query(synchronous).execute(&mut *conn).await?;
+                sqlx::query("PRAGMA foreign_keys = ON")
+                    .execute(&mut *conn)
+                    .await?;
+                // Every commit empties the other connections' page caches, so with writes going on each read
+                // re-reads its pages; mapped, they are memory reads instead of a pread each.
+                sqlx::query("PRAGMA mmap_size = 268435456")
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(())
+            })
+        })
+        .connect(url)
+        .await?;
+    Ok(pool)
+}
+
+/// Group commit of SQLite write transactions. A transaction commits at synchronous=NORMAL, which writes its
+/// frames to the WAL without syncing, then waits here for a sync of the WAL file that began after its commit;
+/// concurrent committers share one sync ([`SyncGroup`]). The WAL is append-only and ordered, so that sync makes
+/// this commit and every earlier one durable. A WAL file that is gone was checkpointed into the database file
+/// (and synced) when the last connection closed, so there is nothing left to sync.
+#[derive(Debug)]
+pub(crate) struct WalSync {
+    wal: std::path::PathBuf,
+    group: SyncGroup,
+}
+
+impl WalSync {
+    fn of(database: &std::path::Path) -> Self {
+        let mut wal = database.as_os_str().to_owned();
+        wal.push("-wal");
+        Self {
+            wal: wal.into(),
+            group: SyncGroup::default(),
+        }
+    }
+
+    /// Returns once every transaction committed before this call is on stable storage.
+    pub(crate) async fn sync(self: std::sync::Arc<Self>) -> Result<(), StoreError> {
+        tokio::task::spawn_blocking(move || {
+            self.group.sync(|| match std::fs::File::open(&self.wal) {
+                Ok(file) => file.sync_data(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(e),
+            })
+        })
+        .await
+        .map_err(|e| StoreError::Config(format!("WAL sync task failed: {e}")))?
+        .map_err(|e| StoreError::Unavailable {
+            store: "metadata store",
+            source: Box::new(e),
+        })
+    }
 }
 
 /// The backend of `url` and the URL sqlx should open. SQLite accepts `sqlite://<path>[?params]` and
@@ -211,7 +289,7 @@ fn normalize(url: &str) -> Result<(Backend, String), StoreError> {
 /// Creates the database file's directory and switches the file to WAL mode. WAL is a property of the file, so
 /// one connection sets it for all; doing it before the pool opens avoids the exclusive lock the switch needs
 /// racing the pool's connections.
-async fn prepare_sqlite_file(url: &str) -> Result<(), StoreError> {
+async fn prepare_sqlite_file(url: &str) -> Result<Option<std::path::PathBuf>, StoreError> {
     let path = url
         .trim_start_matches("sqlite://")
         .split('?')
@@ -219,7 +297,7 @@ async fn prepare_sqlite_file(url: &str) -> Result<(), StoreError> {
         .unwrap_or_default();
     let in_memory = path == ":memory:" || url.contains("mode=memory");
     if in_memory {
-        return Ok(());
+        return Ok(None);
     }
     // A percent-encoded path is decoded by sqlx; leave its directory to the operator rather than guess.
     if !path.contains('%')
@@ -246,12 +324,14 @@ async fn prepare_sqlite_file(url: &str) -> Result<(), StoreError> {
             "SQLite refused WAL journal mode (got {mode:?}) for {path}"
         )));
     }
-    // The file's entry in its directory: SQLite syncs the directory of the WAL it creates, not of the database.
-    if !path.contains('%') {
-        crate::durability::sync_parent_dir(std::path::Path::new(path))
-            .map_err(|e| StoreError::Config(format!("syncing the directory of {path}: {e}")))?;
+    // A percent-encoded path is decoded by sqlx: its file is not named here.
+    if path.contains('%') {
+        return Ok(None);
     }
-    Ok(())
+    // The file's entry in its directory: SQLite syncs the directory of the WAL it creates, not of the database.
+    crate::durability::sync_parent_dir(std::path::Path::new(path))
+        .map_err(|e| StoreError::Config(format!("syncing the directory of {path}: {e}")))?;
+    Ok(Some(std::path::PathBuf::from(path)))
 }
 
 /// The embedded migrations of `backend`.

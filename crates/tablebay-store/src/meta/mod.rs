@@ -41,6 +41,11 @@ use crate::durability::Durability;
 #[derive(Clone, Debug)]
 pub struct MetaStore {
     pub(crate) pool: sqlx::AnyPool,
+    /// The pool of write transactions: on a durable SQLite file its connections commit at synchronous=NORMAL
+    /// and share WAL syncs ([`connect::WalSync`]); otherwise the main pool.
+    pub(crate) writes: sqlx::AnyPool,
+    /// The group commit of `writes`, when it has one.
+    pub(crate) wal: Option<std::sync::Arc<connect::WalSync>>,
     pub(crate) backend: Backend,
     /// SQLite's single writer slot, taken by every write transaction of this process (`codec::begin_write`).
     pub(crate) writer: std::sync::Arc<tokio::sync::Mutex<()>>,
@@ -76,6 +81,7 @@ impl MetaStore {
     /// Closes the pool: new calls fail, and this waits until the connections in use are returned and closed. For
     /// a clean shutdown (SQLite checkpoints its WAL when the last connection closes).
     pub async fn close(&self) {
+        self.writes.close().await;
         self.pool.close().await;
     }
 }
