@@ -29,10 +29,10 @@ impl Tx {
     pub(super) async fn commit(self) -> Result<(), StoreError> {
         self.tx.commit().await?;
         drop(self.writer);
-        if let Some(wal) = self.wal {
-            wal.sync().await?;
+        match self.wal {
+            Some(wal) => wal.sync().await,
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -78,6 +78,16 @@ impl MetaStore {
             writer: None,
             wal: None,
         })
+    }
+
+    /// Returns once everything committed on the write pool so far is durable (a shared WAL sync; nothing to do
+    /// where commits sync themselves). A statement run on `self.writes` outside a [`Tx`] calls it before it
+    /// reports success.
+    pub(super) async fn wait_durable(&self) -> Result<(), StoreError> {
+        match &self.wal {
+            Some(wal) => Arc::clone(wal).sync().await,
+            None => Ok(()),
+        }
     }
 
     /// The in-process writer slot of SQLite (see [`MetaStore::begin_write`]), for a write outside a

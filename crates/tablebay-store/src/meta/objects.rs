@@ -195,10 +195,12 @@ impl MetaStore {
         // Most writes create their key (every Iceberg file is a new one): then the insert, atomic by itself, is
         // the whole write, one statement under the writer slot instead of a transaction of four.
         if !matches!(condition, WriteCondition::IfEtag(_)) {
+            // On the write pool, so the statement joins the group commit of transactions (`Tx::commit`).
             let inserted = {
                 let _writer = self.writer_slot().await;
-                write_row(&self.pool, object, OnExisting::Keep).await?
+                write_row(&self.writes, object, OnExisting::Keep).await?
             };
+            self.wait_durable().await?;
             match (inserted, condition) {
                 (true, _) => return Ok(Vec::new()),
                 (false, WriteCondition::IfAbsent) => {
