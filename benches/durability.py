@@ -289,6 +289,8 @@ def main() -> int:
     if not args.binary.is_file():
         print(f"no binary at {args.binary}: cargo build --release -p tablebay", file=sys.stderr)
         return 2
+    # The harness would otherwise check (and build) this tree's debug binary; the benchmark runs the one named.
+    os.environ.update(TABLEBAY_BIN=str(args.binary), TABLEBAY_BIN_UNCHECKED="1")
     args.workdir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="durability-", dir=args.workdir))
     try:
