@@ -78,10 +78,11 @@ def disk_reference(work: Path, seconds: float) -> dict:
     path.unlink()
     files = work / "files"
     files.mkdir(exist_ok=True)
-    for label, sync in (("new 4 KiB file, no sync /s", False), ("new 4 KiB file + fdatasync + dir fsync /s", True)):
+    for run, (label, sync) in enumerate((("new 4 KiB file, no sync /s", False),
+                                         ("new 4 KiB file + fdatasync + dir fsync /s", True))):
         n, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < seconds:
-            fd = os.open(files / f"{label[:3]}{n}", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            fd = os.open(files / f"{run}-{n}", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
             os.write(fd, block)
             if sync:
                 os.fdatasync(fd)
@@ -285,6 +286,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--fsyncs-only", action="store_true")
+    parser.add_argument("--no-fsyncs", action="store_true", help="skip the strace counts")
     args = parser.parse_args()
     if not args.binary.is_file():
         print(f"no binary at {args.binary}: cargo build --release -p tablebay", file=sys.stderr)
@@ -294,7 +296,9 @@ def main() -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="durability-", dir=args.workdir))
     try:
-        if shutil.which("strace"):
+        if args.no_fsyncs:
+            pass
+        elif shutil.which("strace"):
             print("\nSync calls per operation (strace -f -c; fsync + fdatasync + sync_file_range + syncfs)")
             print(f"{'durability':<10} {'operation':<22} {'syncs/op':>9}")
             for durability, op, per_op in syncs_per_operation(args.binary, work):
