@@ -58,6 +58,8 @@ pub struct AppState {
     pub maintenance: Option<Arc<JobRunner>>,
     /// Memory for request bodies that no verified signature covers yet.
     pub(crate) body_budget: BodyBudget,
+    /// The web console's open sessions.
+    pub(crate) console_sessions: Arc<crate::console::Sessions>,
 }
 
 impl AppState {
@@ -82,6 +84,7 @@ impl AppState {
             iceberg: Arc::new(iceberg),
             maintenance: None,
             body_budget: BodyBudget::new(DEFAULT_BODY_BUDGET_BYTES),
+            console_sessions: Arc::default(),
         }
     }
 
