@@ -67,6 +67,8 @@ impl<'a> Page<'a> {
                     meta charset="utf-8";
                     meta name="viewport" content="width=device-width, initial-scale=1";
                     title { (self.title) }
+                    // No favicon request (it would reach the control plane, unsigned).
+                    link rel="icon" href="data:,";
                     link rel="stylesheet" href="/console/static/console.css";
                     script src="/console/static/console.js" defer {}
                 }
@@ -162,9 +164,16 @@ pub(super) fn see_other(location: &str) -> Response {
     response
 }
 
-/// A path segment, percent-encoded for a link.
+/// What a path segment or query value keeps as it is: RFC 3986's unreserved characters.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// A path segment (or query value), percent-encoded for a link.
 pub(super) fn seg(raw: &str) -> String {
-    percent_encoding::utf8_percent_encode(raw, percent_encoding::NON_ALPHANUMERIC).to_string()
+    percent_encoding::utf8_percent_encode(raw, SEGMENT).to_string()
 }
 
 /// A byte count for people (`1.5 MiB`).
@@ -207,6 +216,7 @@ mod tests {
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(5 * 1024 * 1024 * 1024), "5.0 GiB");
         assert_eq!(seg("a b/<c>"), "a%20b%2F%3Cc%3E");
+        assert_eq!(seg("con-1.x_y~"), "con-1.x_y~");
     }
 
     #[test]
