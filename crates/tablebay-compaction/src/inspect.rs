@@ -39,12 +39,41 @@ pub struct Preview {
     pub rows: Vec<Vec<Option<String>>>,
 }
 
-/// The live data and delete files of the table's current `main` snapshot.
-pub async fn live_files(catalog: &Catalog, table: &TableRef) -> Result<LiveFiles, CompactionError> {
+/// What [`inspect`] read of one snapshot.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Inspection {
+    /// Its live files.
+    pub files: LiveFiles,
+    /// Its first rows, when asked for.
+    pub preview: Option<Preview>,
+}
+
+/// The live data and delete files of the table's current `main` snapshot and, with `preview_rows`, its first
+/// rows with deletes applied (read file by file until that many rows have come, so a large table costs only the
+/// files those rows are in). The snapshot's manifests are read once for both.
+pub async fn inspect(
+    catalog: &Catalog,
+    table: &TableRef,
+    preview_rows: Option<usize>,
+) -> Result<Inspection, CompactionError> {
     let loaded = catalog.load_iceberg_table(table).await?;
     let metadata = &loaded.metadata.metadata;
+    let schema = metadata.current_schema().clone();
+    let columns: Vec<String> = schema
+        .as_struct()
+        .fields()
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
     let Some(current) = metadata.snapshot_for_ref("main") else {
-        return Ok(LiveFiles::default());
+        return Ok(Inspection {
+            files: LiveFiles::default(),
+            preview: preview_rows.map(|_| Preview {
+                snapshot_id: None,
+                columns,
+                rows: Vec::new(),
+            }),
+        });
     };
     let files = catalog.table_files(loaded.table.id);
     files.check_metadata(metadata)?;
@@ -62,36 +91,12 @@ pub async fn live_files(catalog: &Catalog, table: &TableRef) -> Result<LiveFiles
             }
         }
     }
-    Ok(live)
-}
-
-/// The first `limit` rows of the table's current `main` snapshot, deletes applied, read file by file until
-/// `limit` rows have come (so a large table costs only the files those rows are in).
-pub async fn preview(
-    catalog: &Catalog,
-    table: &TableRef,
-    limit: usize,
-) -> Result<Preview, CompactionError> {
-    let loaded = catalog.load_iceberg_table(table).await?;
-    let metadata = &loaded.metadata.metadata;
-    let schema = metadata.current_schema().clone();
-    let columns: Vec<String> = schema
-        .as_struct()
-        .fields()
-        .iter()
-        .map(|f| f.name.clone())
-        .collect();
-    let Some(current) = metadata.snapshot_for_ref("main") else {
-        return Ok(Preview {
-            snapshot_id: None,
-            columns,
-            rows: Vec::new(),
+    let Some(limit) = preview_rows else {
+        return Ok(Inspection {
+            files: live,
+            preview: None,
         });
     };
-    let files = catalog.table_files(loaded.table.id);
-    files.check_metadata(metadata)?;
-    let io = crate::storage::file_io(&files);
-    let snapshot = read_snapshot(&io, &files, metadata, current.snapshot_id()).await?;
     let deletes = DeleteIndex::new(metadata, &snapshot);
     let field_ids: Vec<i32> = schema.as_struct().fields().iter().map(|f| f.id).collect();
     let mut tasks = Vec::new();
@@ -152,10 +157,13 @@ pub async fn preview(
             rows.push(cells);
         }
     }
-    Ok(Preview {
-        snapshot_id: Some(current.snapshot_id()),
-        columns,
-        rows,
+    Ok(Inspection {
+        files: live,
+        preview: Some(Preview {
+            snapshot_id: Some(current.snapshot_id()),
+            columns,
+            rows,
+        }),
     })
 }
 

@@ -14,7 +14,7 @@
 //!   compaction.
 //!
 //! Job scheduling, leases and run records belong to the maintenance runner, which calls [`compact_table`]. The
-//! console reads a table's live files and first rows through the same reader ([`live_files`], [`preview`]).
+//! console reads a table's live files and first rows through the same reader ([`inspect`]).
 #![warn(missing_docs)]
 
 mod commit;
@@ -26,7 +26,7 @@ mod storage;
 
 use tablebay_catalog::{Catalog, CommitError, ServiceError, TableFiles, TableRef};
 
-pub use inspect::{LiveFiles, Preview, live_files, preview};
+pub use inspect::{Inspection, LiveFiles, Preview, inspect};
 
 /// An iceberg-rust `FileIO` over the storage of one table (`catalog.table_files(id)`): locations inside it
 /// resolve, through the catalog's object service; every other location is refused.

@@ -60,6 +60,8 @@ pub struct AppState {
     pub(crate) body_budget: BodyBudget,
     /// The web console's open sessions.
     pub(crate) console_sessions: Arc<crate::console::Sessions>,
+    /// The console's snapshots already read (live files, first rows).
+    pub(crate) console_inspections: Arc<crate::console::Inspections>,
 }
 
 impl AppState {
@@ -85,6 +87,7 @@ impl AppState {
             maintenance: None,
             body_budget: BodyBudget::new(DEFAULT_BODY_BUDGET_BYTES),
             console_sessions: Arc::default(),
+            console_inspections: Arc::default(),
         }
     }
 

@@ -19,6 +19,9 @@ pub(super) struct SnapshotPoint {
     pub bytes: u64,
 }
 
+/// One panel of the timeline: its label, the value it plots, and how a value reads.
+type Series = (&'static str, fn(&SnapshotPoint) -> u64, fn(u64) -> String);
+
 const WIDTH: f64 = 1000.0;
 const PANEL: f64 = 120.0;
 const LEFT: f64 = 70.0;
@@ -49,7 +52,7 @@ fn operation_colour(operation: &str) -> &'static str {
 
 /// The timeline of `points` (in commit order): three panels sharing the time axis.
 pub(super) fn timeline(points: &[SnapshotPoint]) -> Markup {
-    let panels: [(&str, fn(&SnapshotPoint) -> u64, fn(u64) -> String); 3] = [
+    let panels: [Series; 3] = [
         ("Records", |p| p.records, |v| v.to_string()),
         ("Data files", |p| p.data_files, |v| v.to_string()),
         ("Bytes", |p| p.bytes, bytes),

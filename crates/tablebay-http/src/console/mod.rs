@@ -16,6 +16,7 @@ mod connect;
 mod dispatch;
 mod error;
 mod identity;
+mod inspections;
 mod layout;
 mod maintenance;
 mod policy_text;
@@ -24,6 +25,7 @@ pub(crate) mod session;
 mod tables;
 
 pub(crate) use dispatch::handle;
+pub use inspections::Inspections;
 pub use session::Sessions;
 
 /// The surface name in logs and metrics.

@@ -88,7 +88,7 @@ fn nth_statement(document: &str, i: usize) -> Option<usize> {
         match c {
             '"' => in_string = true,
             '[' | '{' => {
-                if c == '{' && depth == 1 || (c == '{' && depth == 0) {
+                if c == '{' && depth <= 1 {
                     if seen == i {
                         return Some(start + offset);
                     }

@@ -173,7 +173,7 @@ fn type_text(kind: &Value) -> String {
     }
 }
 
-fn text<'a>(value: Option<&'a Value>) -> &'a str {
+fn text(value: Option<&Value>) -> &str {
     value.and_then(Value::as_str).unwrap_or_default()
 }
 
@@ -264,28 +264,59 @@ pub(super) async fn page(
     } else {
         512 * 1024 * 1024 * 3 / 4
     };
-    let files = match &metadata {
-        Some(_) => Some(tablebay_compaction::live_files(catalog, &table_ref).await?),
-        None => None,
-    };
     // Reading rows is reading table data: the one authorization function decides, and audits a denial.
-    let preview = match &metadata {
-        None => Ok(None),
+    let may_read_rows = match &metadata {
+        None => false,
         Some(_) => match cx
             .app
             .iam
             .authorize(&cx.principal, Action::GetTableData, &resource, &cx.access)
             .await
         {
-            Ok(()) => tablebay_compaction::preview(catalog, &table_ref, PREVIEW_ROWS)
-                .await
-                .map(Some)
-                .map_err(|e| e.to_string()),
-            Err(ServiceError::Denied(_)) => Err(
-                "You are not allowed s3tables:GetTableData on this table, so its rows are not shown.".to_string(),
-            ),
+            Ok(()) => true,
+            Err(ServiceError::Denied(_)) => false,
             Err(e) => return Err(e.into()),
         },
+    };
+    let current = metadata
+        .as_ref()
+        .and_then(|m| m.get("current-snapshot-id"))
+        .and_then(Value::as_i64)
+        .filter(|id| *id >= 0);
+    let cached = current.and_then(|snapshot| {
+        cx.app
+            .console_inspections
+            .get(table.id, snapshot, may_read_rows)
+    });
+    let inspection = match (&metadata, cached) {
+        (None, _) => None,
+        (Some(_), Some(found)) => Some(Ok(found)),
+        (Some(_), None) => {
+            let rows = may_read_rows.then_some(PREVIEW_ROWS);
+            Some(
+                match tablebay_compaction::inspect(catalog, &table_ref, rows).await {
+                    Ok(found) => {
+                        let found = std::sync::Arc::new(found);
+                        cx.app
+                            .console_inspections
+                            .put(table.id, std::sync::Arc::clone(&found));
+                        Ok(found)
+                    }
+                    Err(e) => Err(e.to_string()),
+                },
+            )
+        }
+    };
+    let files = inspection
+        .as_ref()
+        .map(|i| i.as_ref().map(|i| i.files.clone()));
+    let preview: Result<Option<tablebay_compaction::Preview>, String> = match &inspection {
+        None => Ok(None),
+        Some(Err(e)) => Err(e.clone()),
+        Some(Ok(_)) if !may_read_rows => Err(
+            "You are not allowed s3tables:GetTableData on this table, so its rows are not shown.".to_string(),
+        ),
+        Some(Ok(found)) => Ok(found.preview.clone()),
     };
     let title_name = format!("{}.{}", table.namespace.as_str(), table.name.as_str());
     let base = href(table);
@@ -319,7 +350,10 @@ pub(super) async fn page(
                     (snapshots_section(m))
                     section class="card" id="files" {
                         h2 { "Data files" }
-                        @if let Some(files) = &files {
+                        @if let Some(Err(message)) = &files {
+                            p class="notice" { (message) }
+                        }
+                        @if let Some(Ok(files)) = &files {
                             @if files.snapshot_id.is_none() {
                                 p class="muted" { "No snapshot yet." }
                             } @else {
