@@ -101,7 +101,8 @@ pub(super) async fn list(
             }
         }
     };
-    let page = Page::new("Table buckets — Tablebay console", viewer).crumb("Table buckets", "/console/buckets");
+    let page = Page::new("Table buckets — Tablebay console", viewer)
+        .crumb("Table buckets", "/console/buckets");
     Ok(layout::respond(StatusCode::OK, page.render(body)))
 }
 
@@ -157,7 +158,9 @@ pub(super) async fn put_encryption(
 ) -> Result<Response, ConsoleError> {
     let key = (!kms_key_arn.is_empty()).then(|| kms_key_arn.to_string());
     let encryption = Encryption::new(SseAlgorithm::from_str(algorithm)?, key)?;
-    cx.catalog().put_bucket_encryption(bucket, &encryption).await?;
+    cx.catalog()
+        .put_bucket_encryption(bucket, &encryption)
+        .await?;
     Ok(layout::see_other(&href(bucket)))
 }
 
@@ -167,9 +170,9 @@ pub(super) fn number(field: &str, raw: &str) -> Result<Option<i64>, ConsoleError
     if raw.is_empty() {
         return Ok(None);
     }
-    raw.parse()
-        .map(Some)
-        .map_err(|_| ConsoleError::BadRequest(format!("{field} must be a whole number, got '{raw}'")))
+    raw.parse().map(Some).map_err(|_| {
+        ConsoleError::BadRequest(format!("{field} must be a whole number, got '{raw}'"))
+    })
 }
 
 /// `POST /console/buckets/{b}/maintenance`: PutTableBucketMaintenanceConfiguration

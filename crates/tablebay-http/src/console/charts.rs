@@ -142,7 +142,10 @@ const BIN_EDGES: [u64; 10] = [
 pub(super) fn bins(sizes: &[u64]) -> Vec<(String, u64, u64)> {
     let mut counts = vec![0u64; BIN_EDGES.len() + 1];
     for size in sizes {
-        let bin = BIN_EDGES.iter().position(|edge| size < edge).unwrap_or(BIN_EDGES.len());
+        let bin = BIN_EDGES
+            .iter()
+            .position(|edge| size < edge)
+            .unwrap_or(BIN_EDGES.len());
         if let Some(count) = counts.get_mut(bin) {
             *count += 1;
         }
@@ -152,7 +155,10 @@ pub(super) fn bins(sizes: &[u64]) -> Vec<(String, u64, u64)> {
         .enumerate()
         .map(|(i, count)| {
             let upper = BIN_EDGES.get(i).copied().unwrap_or(u64::MAX);
-            let label = match (i.checked_sub(1).and_then(|j| BIN_EDGES.get(j)), BIN_EDGES.get(i)) {
+            let label = match (
+                i.checked_sub(1).and_then(|j| BIN_EDGES.get(j)),
+                BIN_EDGES.get(i),
+            ) {
                 (None, Some(hi)) => format!("< {}", short(*hi)),
                 (Some(lo), Some(hi)) => format!("{}–{}", short(*lo), short(*hi)),
                 (Some(lo), None) => format!("≥ {}", short(*lo)),
@@ -226,8 +232,22 @@ mod tests {
     #[test]
     fn charts_escape_and_count() {
         let points = vec![
-            SnapshotPoint { id: 1, timestamp_ms: 1000, operation: "append".into(), records: 3, data_files: 3, bytes: 300 },
-            SnapshotPoint { id: 2, timestamp_ms: 2000, operation: "<script>".into(), records: 3, data_files: 1, bytes: 200 },
+            SnapshotPoint {
+                id: 1,
+                timestamp_ms: 1000,
+                operation: "append".into(),
+                records: 3,
+                data_files: 3,
+                bytes: 300,
+            },
+            SnapshotPoint {
+                id: 2,
+                timestamp_ms: 2000,
+                operation: "<script>".into(),
+                records: 3,
+                data_files: 1,
+                bytes: 200,
+            },
         ];
         let svg = timeline(&points).into_string();
         assert!(svg.contains("data-snapshots=\"2\""));

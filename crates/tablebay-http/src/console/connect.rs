@@ -163,7 +163,10 @@ pub(super) async fn page(
         .headers
         .get(http::header::HOST)
         .and_then(|v| v.to_str().ok())
-        .filter(|h| h.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-' | '[' | ']')))
+        .filter(|h| {
+            h.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | ':' | '-' | '[' | ']'))
+        })
         .unwrap_or("127.0.0.1:8181");
     let endpoints = Endpoints {
         iceberg: format!("http://{host}/iceberg"),

@@ -10,7 +10,9 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderName, Method};
-use tablebay_catalog::{BucketArn, BucketName, NamespaceName, ServiceError, Table, TableName, TableRef};
+use tablebay_catalog::{
+    BucketArn, BucketName, NamespaceName, ServiceError, Table, TableName, TableRef,
+};
 use tablebay_iam::{AdminScope, IdentityKind, Resource};
 use tablebay_policy::Action;
 
@@ -18,7 +20,9 @@ use super::error::ConsoleError;
 use super::layout::{self, Viewer};
 use super::router::{Endpoint, TablePath, route};
 use super::{assets, buckets, connect, identity, maintenance, session, tables};
-use crate::pipeline::{self, Context, Need, RequestBody, Schemes, Surface, in_namespace, naming_table};
+use crate::pipeline::{
+    self, Context, Need, RequestBody, Schemes, Surface, in_namespace, naming_table,
+};
 use crate::state::AppState;
 
 /// The console surface.
@@ -160,7 +164,10 @@ async fn resolve(
         }
         E::PutBucketPolicy { bucket: name, .. } => on_bucket(name, A::PutTableBucketPolicy)?,
         E::DeleteBucketPolicy { bucket: name } => on_bucket(name, A::DeleteTableBucketPolicy)?,
-        E::CreateNamespace { bucket: name, name: namespace } => {
+        E::CreateNamespace {
+            bucket: name,
+            name: namespace,
+        } => {
             let arn = bucket_arn(cx, name)?;
             bucket = Some(arn.clone());
             vec![Need::action(
@@ -168,7 +175,10 @@ async fn resolve(
                 in_namespace(Resource::Bucket(arn), namespace),
             )]
         }
-        E::DeleteNamespace { bucket: name, namespace } => {
+        E::DeleteNamespace {
+            bucket: name,
+            namespace,
+        } => {
             let arn = bucket_arn(cx, name)?;
             bucket = Some(arn.clone());
             vec![Need::action(
@@ -330,7 +340,10 @@ async fn on_table(
                 "There is no table {}.{} in {}",
                 path.namespace, path.name, path.bucket
             ))));
-            return Ok(vec![Need::Actions(actions.to_vec(), Resource::AnyTable(arn))]);
+            return Ok(vec![Need::Actions(
+                actions.to_vec(),
+                Resource::AnyTable(arn),
+            )]);
         }
     };
     let resource = match cx.catalog().table(&named).await {

@@ -159,7 +159,11 @@ impl WireError for ConsoleError {
             }
             other => other.to_string(),
         };
-        let title = format!("{} {} — Tablebay console", status.as_u16(), status.canonical_reason().unwrap_or("Error"));
+        let title = format!(
+            "{} {} — Tablebay console",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("Error")
+        );
         let page = Page::anonymous(title.clone()).crumb("Table buckets", "/console/buckets");
         layout::respond(
             status,

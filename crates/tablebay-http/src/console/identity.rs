@@ -226,8 +226,11 @@ pub(super) async fn page(
             }
         }
     };
-    let page = Page::new(format!("Identity of account {account} — Tablebay console"), viewer)
-        .crumb("Identity", page_href(cx, account));
+    let page = Page::new(
+        format!("Identity of account {account} — Tablebay console"),
+        viewer,
+    )
+    .crumb("Identity", page_href(cx, account));
     Ok(layout::respond(status, page.render(body)))
 }
 
@@ -267,7 +270,12 @@ pub(super) async fn create_identity(
             cx.app.iam.create_user(account, &name).await?;
         }
         IdentityKind::Role => {
-            if let Err(e) = cx.app.iam.create_role(account, &name, trust_policy, None).await {
+            if let Err(e) = cx
+                .app
+                .iam
+                .create_role(account, &name, trust_policy, None)
+                .await
+            {
                 return match e {
                     ServiceError::MalformedPolicy(message) => {
                         let problem = locate(trust_policy, &message);

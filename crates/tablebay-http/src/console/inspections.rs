@@ -64,15 +64,36 @@ mod tests {
             snapshot_id: Some(7),
             ..LiveFiles::default()
         };
-        cache.put(table, Arc::new(Inspection { files: files.clone(), preview: None }));
+        cache.put(
+            table,
+            Arc::new(Inspection {
+                files: files.clone(),
+                preview: None,
+            }),
+        );
         assert!(cache.get(table, 7, false).is_some());
         assert!(cache.get(table, 7, true).is_none());
         assert!(cache.get(table, 8, false).is_none());
-        cache.put(table, Arc::new(Inspection { files, preview: Some(Preview::default()) }));
+        cache.put(
+            table,
+            Arc::new(Inspection {
+                files,
+                preview: Some(Preview::default()),
+            }),
+        );
         assert!(cache.get(table, 7, true).is_some());
         for snapshot in 0..(MAX_ENTRIES as i64 + 1) {
-            let files = LiveFiles { snapshot_id: Some(100 + snapshot), ..LiveFiles::default() };
-            cache.put(table, Arc::new(Inspection { files, preview: None }));
+            let files = LiveFiles {
+                snapshot_id: Some(100 + snapshot),
+                ..LiveFiles::default()
+            };
+            cache.put(
+                table,
+                Arc::new(Inspection {
+                    files,
+                    preview: None,
+                }),
+            );
         }
         assert!(cache.get(table, 7, false).is_none());
         assert!(cache.get(table, 100 + MAX_ENTRIES as i64, false).is_some());

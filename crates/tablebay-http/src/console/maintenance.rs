@@ -27,10 +27,9 @@ use crate::pipeline::Context;
 const LISTED_RUNS: u32 = 50;
 
 fn runner<'a>(cx: &'a Context<'_>) -> Result<&'a JobRunner, ConsoleError> {
-    cx.app
-        .maintenance
-        .as_deref()
-        .ok_or_else(|| ConsoleError::Internal("maintenance is not configured on this server".into()))
+    cx.app.maintenance.as_deref().ok_or_else(|| {
+        ConsoleError::Internal("maintenance is not configured on this server".into())
+    })
 }
 
 fn job_type(raw: &str) -> Result<MaintenanceJobType, ConsoleError> {
@@ -255,10 +254,16 @@ pub(super) async fn page(
             }
         }
     };
-    let page = Page::new(format!("Maintenance of {title_name} — Tablebay console"), viewer)
-        .crumb("Table buckets", "/console/buckets")
-        .crumb(table.bucket.arn.name.as_str(), buckets::href(&table.bucket.arn))
-        .crumb(title_name.clone(), tables::href(table))
-        .crumb("Maintenance", base.clone());
+    let page = Page::new(
+        format!("Maintenance of {title_name} — Tablebay console"),
+        viewer,
+    )
+    .crumb("Table buckets", "/console/buckets")
+    .crumb(
+        table.bucket.arn.name.as_str(),
+        buckets::href(&table.bucket.arn),
+    )
+    .crumb(title_name.clone(), tables::href(table))
+    .crumb("Maintenance", base.clone());
     Ok(layout::respond(StatusCode::OK, page.render(body)))
 }

@@ -119,7 +119,13 @@ fn first_quoted(message: &str) -> Option<&str> {
 fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().unwrap_or_default().chars().count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .count()
+        + 1;
     (line, column)
 }
 
@@ -129,7 +135,10 @@ mod tests {
 
     #[test]
     fn json_errors_have_the_parser_position() {
-        let problem = locate("{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [\n}", "bad");
+        let problem = locate(
+            "{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [\n}",
+            "bad",
+        );
         assert_eq!((problem.line, problem.column), (4, 1));
     }
 

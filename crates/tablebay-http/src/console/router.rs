@@ -242,7 +242,10 @@ pub(crate) fn route(
     };
     let field = |name: &str| form.first(name).unwrap_or_default().to_string();
     let q = |name: &str| query.first(name).map(str::to_string);
-    let account = form.first("account").filter(|a| !a.is_empty()).map(str::to_string);
+    let account = form
+        .first("account")
+        .filter(|a| !a.is_empty())
+        .map(str::to_string);
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     let table = |b: &str, ns: &str, t: &str| TablePath {
         bucket: b.to_string(),
@@ -335,12 +338,22 @@ pub(crate) fn route(
                 },
             }
         }
-        (M::POST, ["buckets", b, "namespaces", ns, "tables", t, "maintenance", "run"]) => {
-            E::RunMaintenance {
-                table: table(b, ns, t),
-                job_type: field("job_type"),
-            }
-        }
+        (
+            M::POST,
+            [
+                "buckets",
+                b,
+                "namespaces",
+                ns,
+                "tables",
+                t,
+                "maintenance",
+                "run",
+            ],
+        ) => E::RunMaintenance {
+            table: table(b, ns, t),
+            job_type: field("job_type"),
+        },
         (M::GET | M::HEAD, ["identity"]) => E::Identity {
             account: q("account").filter(|a| !a.is_empty()),
         },
@@ -371,23 +384,37 @@ pub(crate) fn route(
                 key: (*key).to_string(),
             }
         }
-        (M::POST, ["identity", collection @ ("users" | "roles"), name, "policies"]) => {
-            E::PutIdentityPolicy {
-                account,
-                kind: kind_of(collection),
-                name: (*name).to_string(),
-                policy: field("policy_name").trim().to_string(),
-                document: field("document"),
-            }
-        }
-        (M::POST, ["identity", collection @ ("users" | "roles"), name, "policies", policy, "delete"]) => {
-            E::DeleteIdentityPolicy {
-                account,
-                kind: kind_of(collection),
-                name: (*name).to_string(),
-                policy: (*policy).to_string(),
-            }
-        }
+        (
+            M::POST,
+            [
+                "identity",
+                collection @ ("users" | "roles"),
+                name,
+                "policies",
+            ],
+        ) => E::PutIdentityPolicy {
+            account,
+            kind: kind_of(collection),
+            name: (*name).to_string(),
+            policy: field("policy_name").trim().to_string(),
+            document: field("document"),
+        },
+        (
+            M::POST,
+            [
+                "identity",
+                collection @ ("users" | "roles"),
+                name,
+                "policies",
+                policy,
+                "delete",
+            ],
+        ) => E::DeleteIdentityPolicy {
+            account,
+            kind: kind_of(collection),
+            name: (*name).to_string(),
+            policy: (*policy).to_string(),
+        },
         (
             _,
             []
@@ -395,7 +422,11 @@ pub(crate) fn route(
             | ["buckets"]
             | ["buckets", _]
             | ["buckets", _, "connect"]
-            | ["buckets", _, "delete" | "namespaces" | "tables" | "encryption" | "maintenance" | "policy"]
+            | [
+                "buckets",
+                _,
+                "delete" | "namespaces" | "tables" | "encryption" | "maintenance" | "policy",
+            ]
             | ["buckets", _, "namespaces", _, "tables", _]
             | ["buckets", _, "namespaces", _, "tables", _, "maintenance"]
             | ["identity"],
@@ -424,20 +455,75 @@ mod tests {
             (Method::GET, "/console", "", "Home"),
             (Method::POST, "/console/logout", "csrf=x", "SignOut"),
             (Method::GET, "/console/buckets", "", "ListTableBuckets"),
-            (Method::POST, "/console/buckets", "name=b&csrf=x", "CreateTableBucket"),
+            (
+                Method::POST,
+                "/console/buckets",
+                "name=b&csrf=x",
+                "CreateTableBucket",
+            ),
             (Method::GET, "/console/buckets/b", "", "GetTableBucket"),
-            (Method::POST, "/console/buckets/b/delete", "", "DeleteTableBucket"),
-            (Method::POST, "/console/buckets/b/namespaces", "name=n", "CreateNamespace"),
-            (Method::POST, "/console/buckets/b/namespaces/n/delete", "", "DeleteNamespace"),
-            (Method::POST, "/console/buckets/b/namespaces/n/tables", "name=t", "CreateTable"),
-            (Method::POST, "/console/buckets/b/policy", "policy=%7B%7D", "PutTableBucketPolicy"),
+            (
+                Method::POST,
+                "/console/buckets/b/delete",
+                "",
+                "DeleteTableBucket",
+            ),
+            (
+                Method::POST,
+                "/console/buckets/b/namespaces",
+                "name=n",
+                "CreateNamespace",
+            ),
+            (
+                Method::POST,
+                "/console/buckets/b/namespaces/n/delete",
+                "",
+                "DeleteNamespace",
+            ),
+            (
+                Method::POST,
+                "/console/buckets/b/namespaces/n/tables",
+                "name=t",
+                "CreateTable",
+            ),
+            (
+                Method::POST,
+                "/console/buckets/b/policy",
+                "policy=%7B%7D",
+                "PutTableBucketPolicy",
+            ),
             (Method::GET, "/console/buckets/b/connect", "", "Connect"),
-            (Method::GET, "/console/buckets/b/namespaces/n/tables/t", "", "GetTable"),
-            (Method::POST, "/console/buckets/b/namespaces/n/tables/t/maintenance/run", "job_type=icebergCompaction", "RunMaintenanceJob"),
+            (
+                Method::GET,
+                "/console/buckets/b/namespaces/n/tables/t",
+                "",
+                "GetTable",
+            ),
+            (
+                Method::POST,
+                "/console/buckets/b/namespaces/n/tables/t/maintenance/run",
+                "job_type=icebergCompaction",
+                "RunMaintenanceJob",
+            ),
             (Method::GET, "/console/identity", "", "ListIdentities"),
-            (Method::POST, "/console/identity/users", "name=ana", "CreateUser"),
-            (Method::POST, "/console/identity/roles/r/policies", "policy_name=p", "PutPolicy"),
-            (Method::POST, "/console/identity/users/ana/access-keys/AK/delete", "", "DeleteAccessKey"),
+            (
+                Method::POST,
+                "/console/identity/users",
+                "name=ana",
+                "CreateUser",
+            ),
+            (
+                Method::POST,
+                "/console/identity/roles/r/policies",
+                "policy_name=p",
+                "PutPolicy",
+            ),
+            (
+                Method::POST,
+                "/console/identity/users/ana/access-keys/AK/delete",
+                "",
+                "DeleteAccessKey",
+            ),
         ];
         for (method, path, text, operation) in cases {
             let endpoint = route(&method, path, None, &body(text)).unwrap();
@@ -468,7 +554,10 @@ mod tests {
             (Method::PUT, "/console/identity", ""),
         ];
         for (method, path, text) in refused {
-            assert!(route(&method, path, None, &body(text)).is_err(), "{method} {path} {text}");
+            assert!(
+                route(&method, path, None, &body(text)).is_err(),
+                "{method} {path} {text}"
+            );
         }
     }
 }

@@ -175,7 +175,9 @@ fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
 }
 
 fn set_cookie(name: &str, value: &str, max_age: Option<u64>) -> Option<HeaderValue> {
-    let age = max_age.map(|s| format!("; Max-Age={s}")).unwrap_or_default();
+    let age = max_age
+        .map(|s| format!("; Max-Age={s}"))
+        .unwrap_or_default();
     HeaderValue::from_str(&format!(
         "{name}={value}; Path=/console; HttpOnly; SameSite=Strict{age}"
     ))
@@ -217,7 +219,8 @@ pub(crate) fn check_form(parts: &Parts, body: &[u8], csrf: &str) -> Result<(), A
 /// Why a state-changing console request was refused by authentication.
 pub(crate) fn forged() -> AuthError {
     AuthError::Malformed(
-        "a console form needs a live session and its csrf token; reload the page and try again".into(),
+        "a console form needs a live session and its csrf token; reload the page and try again"
+            .into(),
     )
 }
 
@@ -254,7 +257,10 @@ fn login_form(csrf: &str, message: Option<&str>, access_key_id: &str) -> Markup 
 fn login_page(status: StatusCode, message: Option<&str>, access_key_id: &str) -> Response {
     let token = random_token();
     let page = Page::anonymous("Sign in — Tablebay console");
-    let mut response = layout::respond(status, page.render(login_form(&token, message, access_key_id)));
+    let mut response = layout::respond(
+        status,
+        page.render(login_form(&token, message, access_key_id)),
+    );
     // Ten minutes to fill the form in.
     if let Some(value) = set_cookie(LOGIN_COOKIE, &token, Some(600)) {
         response.headers_mut().append(header::SET_COOKIE, value);
@@ -298,15 +304,32 @@ async fn sign_in(
 ) -> Response {
     let form = match body.map(|b| b.text().map(|t| FormPairs::parse(t).ok())) {
         Ok(Ok(Some(form))) => form,
-        Ok(_) => return login_page(StatusCode::BAD_REQUEST, Some("The form could not be read."), ""),
-        Err(PipelineError::BodyTooLarge { .. }) => {
-            return login_page(StatusCode::PAYLOAD_TOO_LARGE, Some("The form is too large."), "");
+        Ok(_) => {
+            return login_page(
+                StatusCode::BAD_REQUEST,
+                Some("The form could not be read."),
+                "",
+            );
         }
-        Err(_) => return login_page(StatusCode::BAD_REQUEST, Some("The form could not be read."), ""),
+        Err(PipelineError::BodyTooLarge { .. }) => {
+            return login_page(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Some("The form is too large."),
+                "",
+            );
+        }
+        Err(_) => {
+            return login_page(
+                StatusCode::BAD_REQUEST,
+                Some("The form could not be read."),
+                "",
+            );
+        }
     };
     if !login_origin_ok(parts, form.first("csrf")) {
         return super::error::ConsoleError::Forbidden(
-            "The sign-in form's csrf token is missing or does not match; reload the sign-in page".into(),
+            "The sign-in form's csrf token is missing or does not match; reload the sign-in page"
+                .into(),
         )
         .page();
     }
@@ -332,13 +355,18 @@ async fn sign_in(
         Err(_) => return refused("The access key ID or the secret access key is not valid."),
     };
     if !same_token(key.secret(), secret) {
-        tracing::info!(access_key_id = key_id, "console sign-in refused: wrong secret");
+        tracing::info!(
+            access_key_id = key_id,
+            "console sign-in refused: wrong secret"
+        );
         return refused("The access key ID or the secret access key is not valid.");
     }
     if let Err(e) = key.check_session_token(token, chrono::Utc::now()) {
         let message = match e {
             AuthError::ExpiredSessionToken => "These temporary credentials have expired.",
-            _ => "The session token does not belong to this access key (temporary credentials need theirs; long-term keys none).",
+            _ => {
+                "The session token does not belong to this access key (temporary credentials need theirs; long-term keys none)."
+            }
         };
         return refused(message);
     }
@@ -369,7 +397,10 @@ fn login_origin_ok(parts: &Parts, csrf: Option<&str>) -> bool {
                 .get("sec-fetch-site")
                 .and_then(|v| v.to_str().ok());
             let cross_site = matches!(fetch_site, Some("cross-site" | "same-site"));
-            let host = parts.headers.get(header::HOST).and_then(|v| v.to_str().ok());
+            let host = parts
+                .headers
+                .get(header::HOST)
+                .and_then(|v| v.to_str().ok());
             let foreign_origin = parts
                 .headers
                 .get(header::ORIGIN)
@@ -409,7 +440,9 @@ mod tests {
     use super::*;
 
     fn parts(method: Method, headers: &[(&str, &str)]) -> Parts {
-        let mut builder = http::Request::builder().method(method).uri("/console/login");
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri("/console/login");
         for (k, v) in headers {
             builder = builder.header(*k, *v);
         }
@@ -430,7 +463,10 @@ mod tests {
 
     #[test]
     fn cookies_and_csrf() {
-        let p = parts(Method::POST, &[("cookie", "a=1; tablebay_console=xyz; b=2")]);
+        let p = parts(
+            Method::POST,
+            &[("cookie", "a=1; tablebay_console=xyz; b=2")],
+        );
         assert_eq!(cookie(&p, COOKIE), Some("xyz"));
         assert!(check_form(&p, b"name=a&csrf=tok", "tok").is_ok());
         assert!(check_form(&p, b"name=a&csrf=tok2", "tok").is_err());
@@ -446,12 +482,20 @@ mod tests {
         assert!(login_origin_ok(&script, None));
         let same = parts(
             Method::POST,
-            &[("host", "127.0.0.1:8181"), ("origin", "http://127.0.0.1:8181"), ("sec-fetch-site", "same-origin")],
+            &[
+                ("host", "127.0.0.1:8181"),
+                ("origin", "http://127.0.0.1:8181"),
+                ("sec-fetch-site", "same-origin"),
+            ],
         );
         assert!(login_origin_ok(&same, None));
         let hostile = parts(
             Method::POST,
-            &[("host", "127.0.0.1:8181"), ("origin", "http://evil.example"), ("sec-fetch-site", "cross-site")],
+            &[
+                ("host", "127.0.0.1:8181"),
+                ("origin", "http://evil.example"),
+                ("sec-fetch-site", "cross-site"),
+            ],
         );
         assert!(!login_origin_ok(&hostile, None));
         let with_cookie = parts(Method::POST, &[("cookie", "tablebay_console_login=abc")]);

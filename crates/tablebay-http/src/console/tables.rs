@@ -43,12 +43,16 @@ pub(super) fn href(table: &Table) -> String {
 /// One column line of the create form (`name type [required]`) as an Iceberg schema field.
 fn column(line: &str, id: usize) -> Result<Value, ConsoleError> {
     let mut words: Vec<&str> = line.split_whitespace().collect();
-    let required = words.last().is_some_and(|w| w.eq_ignore_ascii_case("required"));
+    let required = words
+        .last()
+        .is_some_and(|w| w.eq_ignore_ascii_case("required"));
     if required {
         words.pop();
     }
     let Some(kind) = words.pop() else {
-        return Err(ConsoleError::BadRequest(format!("Column line '{line}' has no type")));
+        return Err(ConsoleError::BadRequest(format!(
+            "Column line '{line}' has no type"
+        )));
     };
     let name = words.join(" ");
     if name.is_empty() {
@@ -59,8 +63,18 @@ fn column(line: &str, id: usize) -> Result<Value, ConsoleError> {
     let kind = kind.to_ascii_lowercase();
     let known = matches!(
         kind.as_str(),
-        "boolean" | "int" | "long" | "float" | "double" | "date" | "time" | "timestamp"
-            | "timestamptz" | "string" | "uuid" | "binary"
+        "boolean"
+            | "int"
+            | "long"
+            | "float"
+            | "double"
+            | "date"
+            | "time"
+            | "timestamp"
+            | "timestamptz"
+            | "string"
+            | "uuid"
+            | "binary"
     ) || kind.starts_with("decimal(")
         || kind.starts_with("fixed[");
     if !known {
@@ -124,10 +138,7 @@ pub(super) async fn delete(cx: &Context<'_>, table: &Table) -> Result<Response, 
 
 /// The element of `array` whose `key` is `id`.
 fn by_id<'a>(array: Option<&'a Value>, key: &str, id: Option<&Value>) -> Option<&'a Value> {
-    array?
-        .as_array()?
-        .iter()
-        .find(|item| item.get(key) == id)
+    array?.as_array()?.iter().find(|item| item.get(key) == id)
 }
 
 /// An Iceberg type as text: primitives as they are, nested types with their element and field ids.
@@ -158,7 +169,9 @@ fn type_text(kind: &Value) -> String {
             Some("list") => format!(
                 "list<{}> (element {})",
                 o.get("element").map(type_text).unwrap_or_default(),
-                o.get("element-id").map(Value::to_string).unwrap_or_default()
+                o.get("element-id")
+                    .map(Value::to_string)
+                    .unwrap_or_default()
             ),
             Some("map") => format!(
                 "map<{}, {}> (key {}, value {})",
@@ -181,7 +194,11 @@ fn text(value: Option<&Value>) -> &str {
 fn summary_number(summary: Option<&Value>, key: &str) -> u64 {
     summary
         .and_then(|s| s.get(key))
-        .and_then(|v| v.as_str().and_then(|s| s.parse().ok()).or_else(|| v.as_u64()))
+        .and_then(|v| {
+            v.as_str()
+                .and_then(|s| s.parse().ok())
+                .or_else(|| v.as_u64())
+        })
         .unwrap_or(0)
 }
 
@@ -196,10 +213,15 @@ pub(super) fn snapshot_points(metadata: &Value) -> Vec<SnapshotPoint> {
                 .map(|s| {
                     let summary = s.get("summary");
                     (
-                        s.get("sequence-number").and_then(Value::as_i64).unwrap_or(0),
+                        s.get("sequence-number")
+                            .and_then(Value::as_i64)
+                            .unwrap_or(0),
                         SnapshotPoint {
                             id: s.get("snapshot-id").and_then(Value::as_i64).unwrap_or(0),
-                            timestamp_ms: s.get("timestamp-ms").and_then(Value::as_i64).unwrap_or(0),
+                            timestamp_ms: s
+                                .get("timestamp-ms")
+                                .and_then(Value::as_i64)
+                                .unwrap_or(0),
                             operation: text(summary.and_then(|s| s.get("operation"))).to_string(),
                             records: summary_number(summary, "total-records"),
                             data_files: summary_number(summary, "total-data-files"),
@@ -314,7 +336,8 @@ pub(super) async fn page(
         None => Ok(None),
         Some(Err(e)) => Err(e.clone()),
         Some(Ok(_)) if !may_read_rows => Err(
-            "You are not allowed s3tables:GetTableData on this table, so its rows are not shown.".to_string(),
+            "You are not allowed s3tables:GetTableData on this table, so its rows are not shown."
+                .to_string(),
         ),
         Some(Ok(found)) => Ok(found.preview.clone()),
     };
@@ -369,13 +392,17 @@ pub(super) async fn page(
     };
     let page = Page::new(format!("{title_name} — Table — Tablebay console"), viewer)
         .crumb("Table buckets", "/console/buckets")
-        .crumb(table.bucket.arn.name.as_str(), buckets::href(&table.bucket.arn))
+        .crumb(
+            table.bucket.arn.name.as_str(),
+            buckets::href(&table.bucket.arn),
+        )
         .crumb(title_name.clone(), base.clone());
     Ok(layout::respond(StatusCode::OK, page.render(body)))
 }
 
 fn schema_section(m: &Value) -> Markup {
-    let schema = by_id(m.get("schemas"), "schema-id", m.get("current-schema-id")).or_else(|| m.get("schema"));
+    let schema = by_id(m.get("schemas"), "schema-id", m.get("current-schema-id"))
+        .or_else(|| m.get("schema"));
     let fields: Vec<&Value> = schema
         .and_then(|s| s.get("fields"))
         .and_then(Value::as_array)
@@ -390,13 +417,21 @@ fn schema_section(m: &Value) -> Markup {
             .map(str::to_string)
             .unwrap_or_else(|| id.map(Value::to_string).unwrap_or_default())
     };
-    let spec = by_id(m.get("partition-specs"), "spec-id", m.get("default-spec-id"));
+    let spec = by_id(
+        m.get("partition-specs"),
+        "spec-id",
+        m.get("default-spec-id"),
+    );
     let spec_fields: Vec<&Value> = spec
         .and_then(|s| s.get("fields"))
         .and_then(Value::as_array)
         .map(|f| f.iter().collect())
         .unwrap_or_default();
-    let order = by_id(m.get("sort-orders"), "order-id", m.get("default-sort-order-id"));
+    let order = by_id(
+        m.get("sort-orders"),
+        "order-id",
+        m.get("default-sort-order-id"),
+    );
     let order_fields: Vec<&Value> = order
         .and_then(|s| s.get("fields"))
         .and_then(Value::as_array)
@@ -538,7 +573,10 @@ mod tests {
             column("first name string", 2).unwrap()["name"],
             serde_json::json!("first name")
         );
-        assert_eq!(column("<script>alert(1)</script> string", 3).unwrap()["name"], "<script>alert(1)</script>");
+        assert_eq!(
+            column("<script>alert(1)</script> string", 3).unwrap()["name"],
+            "<script>alert(1)</script>"
+        );
         assert!(column("price decimal(10,2)", 4).is_ok());
         assert!(column("x blob", 5).is_err());
         assert!(column("long", 6).is_err());

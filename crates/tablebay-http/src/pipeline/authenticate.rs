@@ -76,7 +76,10 @@ pub(super) async fn identify(
                 csrf: live.csrf,
             }),
             // A form of a session whose key stopped working is refused like any forged one.
-            Err(e) if e != AuthError::Unavailable && !matches!(parts.method, http::Method::GET | http::Method::HEAD) => {
+            Err(e)
+                if e != AuthError::Unavailable
+                    && !matches!(parts.method, http::Method::GET | http::Method::HEAD) =>
+            {
                 Err(crate::console::session::forged().into())
             }
             Err(e) => Err(e.into()),

@@ -56,7 +56,9 @@ impl Browser {
     }
 
     async fn send(&mut self, method: M, path: &str, form: &[(&str, &str)]) -> Page {
-        let mut request = self.http.request(method.clone(), format!("{}{path}", self.base));
+        let mut request = self
+            .http
+            .request(method.clone(), format!("{}{path}", self.base));
         if let Some(cookie) = &self.cookie {
             request = request.header("cookie", format!("tablebay_console={cookie}"));
         }
@@ -116,9 +118,15 @@ impl Browser {
             .iter()
             .find(|c| c.starts_with("tablebay_console="))
             .expect("a session cookie");
-        assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+        assert!(
+            cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+            "{cookie}"
+        );
         assert!(cookie.contains("Path=/console"), "{cookie}");
-        let value = cookie["tablebay_console=".len()..].split(';').next().unwrap();
+        let value = cookie["tablebay_console=".len()..]
+            .split(';')
+            .next()
+            .unwrap();
         assert!(value.len() >= 43, "a 256-bit session id: {value}");
         self.cookie = Some(value.to_string());
     }
@@ -130,7 +138,15 @@ fn enc(s: &str) -> String {
 
 /// The names of the root's buckets, through the control plane.
 async fn bucket_names(server: &TestServer) -> Vec<String> {
-    let list = must(server, &Creds::root(), M::GET, Tables, "/buckets", Value::Null).await;
+    let list = must(
+        server,
+        &Creds::root(),
+        M::GET,
+        Tables,
+        "/buckets",
+        Value::Null,
+    )
+    .await;
     list["tableBuckets"]
         .as_array()
         .unwrap()
@@ -145,7 +161,12 @@ async fn sign_in_session_csrf_and_sign_out() {
     let mut b = Browser::new(&server);
 
     // Without a session, pages send to sign in; forms are refused.
-    for path in ["/console/", "/console", "/console/buckets", "/console/buckets/x"] {
+    for path in [
+        "/console/",
+        "/console",
+        "/console/buckets",
+        "/console/buckets/x",
+    ] {
         let page = b.get(path).await;
         assert_eq!(page.status, 303, "{path}");
         assert_eq!(page.location.as_deref(), Some("/console/login"), "{path}");
@@ -157,11 +178,19 @@ async fn sign_in_session_csrf_and_sign_out() {
     let form = b.get("/console/login").await;
     assert_eq!(form.status, 200);
     assert!(form.title().starts_with("Sign in"));
-    for field in ["access_key_id", "secret_access_key", "session_token", "csrf"] {
+    for field in [
+        "access_key_id",
+        "secret_access_key",
+        "session_token",
+        "csrf",
+    ] {
         assert!(form.body.contains(&format!("name=\"{field}\"")), "{field}");
     }
     let csp = form.csp.clone().unwrap();
-    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'self'"), "{csp}");
+    assert!(
+        csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'self'"),
+        "{csp}"
+    );
     assert!(!csp.contains("unsafe-inline"), "{csp}");
     for (key, secret) in [
         (ACCESS_KEY, "wrong-secret-wrong-secret"),
@@ -178,13 +207,21 @@ async fn sign_in_session_csrf_and_sign_out() {
         assert!(page.body.contains("name=\"access_key_id\""));
         assert!(page.body.contains("class=\"error\""));
         assert!(!page.body.contains("wrong-secret"));
-        assert!(page.set_cookie.iter().all(|c| !c.starts_with("tablebay_console=")));
+        assert!(
+            page.set_cookie
+                .iter()
+                .all(|c| !c.starts_with("tablebay_console="))
+        );
     }
     // A sign-in form's csrf must match its pre-session cookie; a cross-site browser post without one is refused.
     let page = b
         .post(
             "/console/login",
-            &[("access_key_id", ACCESS_KEY), ("secret_access_key", SECRET), ("csrf", "forged")],
+            &[
+                ("access_key_id", ACCESS_KEY),
+                ("secret_access_key", SECRET),
+                ("csrf", "forged"),
+            ],
         )
         .await;
     assert_eq!(page.status, 403);
@@ -205,19 +242,35 @@ async fn sign_in_session_csrf_and_sign_out() {
     b.sign_in(ACCESS_KEY, SECRET, None).await;
     let list = b.get("/console/buckets").await;
     assert_eq!(list.status, 200);
-    assert!(list.title().starts_with("Table buckets"), "{}", list.title());
+    assert!(
+        list.title().starts_with("Table buckets"),
+        "{}",
+        list.title()
+    );
     let csrf = list.csrf();
-    assert_eq!(b.get("/console/").await.location.as_deref(), Some("/console/buckets"));
+    assert_eq!(
+        b.get("/console/").await.location.as_deref(),
+        Some("/console/buckets")
+    );
 
     // Forged posts: no token, a wrong one. 403, nothing created.
-    for form in [vec![("name", "forged-one")], vec![("name", "forged-one"), ("csrf", "AAAA")]] {
+    for form in [
+        vec![("name", "forged-one")],
+        vec![("name", "forged-one"), ("csrf", "AAAA")],
+    ] {
         let page = b.post("/console/buckets", &form).await;
         assert_eq!(page.status, 403);
     }
-    assert!(!bucket_names(&server).await.contains(&"forged-one".to_string()));
+    assert!(
+        !bucket_names(&server)
+            .await
+            .contains(&"forged-one".to_string())
+    );
 
     // A real one, and the stable paths with titles that name what they show.
-    let page = b.post("/console/buckets", &[("name", "sales"), ("csrf", &csrf)]).await;
+    let page = b
+        .post("/console/buckets", &[("name", "sales"), ("csrf", &csrf)])
+        .await;
     assert_eq!(page.status, 303, "{}", page.body);
     assert_eq!(page.location.as_deref(), Some("/console/buckets/sales"));
     assert!(bucket_names(&server).await.contains(&"sales".to_string()));
@@ -225,13 +278,21 @@ async fn sign_in_session_csrf_and_sign_out() {
     assert_eq!(bucket.status, 200);
     assert!(bucket.title().contains("sales"), "{}", bucket.title());
     let page = b
-        .post("/console/buckets/sales/namespaces", &[("name", "web"), ("csrf", &csrf)])
+        .post(
+            "/console/buckets/sales/namespaces",
+            &[("name", "web"), ("csrf", &csrf)],
+        )
         .await;
     assert_eq!(page.status, 303);
     let page = b
         .post(
             "/console/buckets/sales/tables",
-            &[("namespace", "web"), ("name", "clicks"), ("columns", "id long required\nurl string"), ("csrf", &csrf)],
+            &[
+                ("namespace", "web"),
+                ("name", "clicks"),
+                ("columns", "id long required\nurl string"),
+                ("csrf", &csrf),
+            ],
         )
         .await;
     assert_eq!(page.status, 303, "{}", page.body);
@@ -263,9 +324,18 @@ async fn sign_in_session_csrf_and_sign_out() {
     let page = b.get("/console/buckets").await;
     assert_eq!(page.status, 303);
     assert_eq!(page.location.as_deref(), Some("/console/login"));
-    let page = b.post("/console/buckets", &[("name", "after-logout"), ("csrf", &csrf)]).await;
+    let page = b
+        .post(
+            "/console/buckets",
+            &[("name", "after-logout"), ("csrf", &csrf)],
+        )
+        .await;
     assert_eq!(page.status, 403);
-    assert!(!bucket_names(&server).await.contains(&"after-logout".to_string()));
+    assert!(
+        !bucket_names(&server)
+            .await
+            .contains(&"after-logout".to_string())
+    );
 }
 
 #[tokio::test]
@@ -274,19 +344,52 @@ async fn bad_input_gets_the_console_error_and_changes_nothing() {
     let mut b = Browser::new(&server);
     b.sign_in(ACCESS_KEY, SECRET, None).await;
     let csrf = b.get("/console/buckets").await.csrf();
-    assert_eq!(b.post("/console/buckets", &[("name", "keep"), ("csrf", &csrf)]).await.status, 303);
+    assert_eq!(
+        b.post("/console/buckets", &[("name", "keep"), ("csrf", &csrf)])
+            .await
+            .status,
+        303
+    );
     let before = bucket_names(&server).await;
 
     for (path, form, status) in [
         ("/console/buckets", vec![("name", "Not_A_Bucket")], 400),
         ("/console/buckets", vec![("name", "keep")], 409),
-        ("/console/buckets/keep/namespaces", vec![("name", "bad name!")], 400),
-        ("/console/buckets/missing/namespaces", vec![("name", "ns")], 404),
-        ("/console/buckets/keep/tables", vec![("namespace", "nope"), ("name", "t"), ("columns", "id long")], 404),
-        ("/console/buckets/keep/encryption", vec![("sse_algorithm", "ROT13")], 400),
-        ("/console/buckets/keep/maintenance", vec![("status", "enabled"), ("unreferenced_days", "-3")], 400),
-        ("/console/buckets/keep/maintenance", vec![("status", "sometimes")], 400),
-        ("/console/buckets/keep/policy", vec![("policy", "{\"Version\": ")], 400),
+        (
+            "/console/buckets/keep/namespaces",
+            vec![("name", "bad name!")],
+            400,
+        ),
+        (
+            "/console/buckets/missing/namespaces",
+            vec![("name", "ns")],
+            404,
+        ),
+        (
+            "/console/buckets/keep/tables",
+            vec![("namespace", "nope"), ("name", "t"), ("columns", "id long")],
+            404,
+        ),
+        (
+            "/console/buckets/keep/encryption",
+            vec![("sse_algorithm", "ROT13")],
+            400,
+        ),
+        (
+            "/console/buckets/keep/maintenance",
+            vec![("status", "enabled"), ("unreferenced_days", "-3")],
+            400,
+        ),
+        (
+            "/console/buckets/keep/maintenance",
+            vec![("status", "sometimes")],
+            400,
+        ),
+        (
+            "/console/buckets/keep/policy",
+            vec![("policy", "{\"Version\": ")],
+            400,
+        ),
     ] {
         let mut form = form;
         form.push(("csrf", &csrf));
@@ -298,24 +401,42 @@ async fn bad_input_gets_the_console_error_and_changes_nothing() {
     assert_eq!(bucket_names(&server).await, before);
     // Creating a table: a column without a type, an unknown type.
     assert_eq!(
-        b.post("/console/buckets/keep/namespaces", &[("name", "ns"), ("csrf", &csrf)]).await.status,
+        b.post(
+            "/console/buckets/keep/namespaces",
+            &[("name", "ns"), ("csrf", &csrf)]
+        )
+        .await
+        .status,
         303
     );
     for columns in ["id", "id blob", ""] {
         let page = b
             .post(
                 "/console/buckets/keep/tables",
-                &[("namespace", "ns"), ("name", "t"), ("columns", columns), ("csrf", &csrf)],
+                &[
+                    ("namespace", "ns"),
+                    ("name", "t"),
+                    ("columns", columns),
+                    ("csrf", &csrf),
+                ],
             )
             .await;
         assert_eq!(page.status, 400, "{columns}");
     }
-    assert_eq!(b.get("/console/buckets/keep/namespaces/ns/tables/t").await.status, 404);
+    assert_eq!(
+        b.get("/console/buckets/keep/namespaces/ns/tables/t")
+            .await
+            .status,
+        404
+    );
 
     // The policy editor: the error inline with line and column, the draft kept, nothing stored.
     let bad = "{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [{\"Effect\": \"Allow\",\n    \"Principal\": \"*\", \"Action\": \"s3tables:NoSuchAction\", \"Resource\": \"*\"}]\n}";
     let page = b
-        .post("/console/buckets/keep/policy", &[("policy", bad), ("csrf", &csrf)])
+        .post(
+            "/console/buckets/keep/policy",
+            &[("policy", bad), ("csrf", &csrf)],
+        )
         .await;
     assert_eq!(page.status, 400);
     assert!(page.body.contains("Line 4, column 33"), "{}", page.body);
@@ -326,13 +447,25 @@ async fn bad_input_gets_the_console_error_and_changes_nothing() {
         &Creds::root(),
         M::GET,
         Tables,
-        &format!("/buckets/{}/policy", crate::server::seg(&format!("acs:osstables:us-east-1:{}:bucket/keep", crate::server::ACCOUNT))),
+        &format!(
+            "/buckets/{}/policy",
+            crate::server::seg(&format!(
+                "acs:osstables:us-east-1:{}:bucket/keep",
+                crate::server::ACCOUNT
+            ))
+        ),
         b"",
     )
     .await;
     assert_eq!(stored.0, 404, "{}", stored.1);
     let syntax = b
-        .post("/console/buckets/keep/policy", &[("policy", "{\n  \"Version\": \"2012-10-17\",\n  oops\n}"), ("csrf", &csrf)])
+        .post(
+            "/console/buckets/keep/policy",
+            &[
+                ("policy", "{\n  \"Version\": \"2012-10-17\",\n  oops\n}"),
+                ("csrf", &csrf),
+            ],
+        )
         .await;
     assert_eq!(syntax.status, 400);
     assert!(syntax.body.contains("Line 3, column"), "{}", syntax.body);
@@ -340,11 +473,26 @@ async fn bad_input_gets_the_console_error_and_changes_nothing() {
     // Pages that do not exist, methods that do not apply, forms too large or not UTF-8.
     assert_eq!(b.get("/console/buckets/missing").await.status, 404);
     assert_eq!(b.get("/console/nothing/here").await.status, 404);
-    assert_eq!(b.get("/console/buckets/keep/namespaces/ns/tables/nope").await.status, 404);
+    assert_eq!(
+        b.get("/console/buckets/keep/namespaces/ns/tables/nope")
+            .await
+            .status,
+        404
+    );
     assert_eq!(b.send(M::PUT, "/console/buckets", &[]).await.status, 403);
-    assert_eq!(b.send(M::PUT, "/console/buckets", &[("csrf", &csrf)]).await.status, 405);
+    assert_eq!(
+        b.send(M::PUT, "/console/buckets", &[("csrf", &csrf)])
+            .await
+            .status,
+        405
+    );
     let big = "x".repeat(70 * 1024);
-    let page = b.post("/console/buckets/keep/policy", &[("csrf", &csrf), ("policy", &big)]).await;
+    let page = b
+        .post(
+            "/console/buckets/keep/policy",
+            &[("csrf", &csrf), ("policy", &big)],
+        )
+        .await;
     assert_eq!(page.status, 413);
     let page = b.get("/console/buckets?token=not-a-token").await;
     assert_eq!(page.status, 400);
@@ -357,13 +505,23 @@ async fn values_are_escaped_and_secrets_shown_once() {
     let mut b = Browser::new(&server);
     b.sign_in(ACCESS_KEY, SECRET, None).await;
     let csrf = b.get("/console/buckets").await.csrf();
-    b.post("/console/buckets", &[("name", "probe"), ("csrf", &csrf)]).await;
-    b.post("/console/buckets/probe/namespaces", &[("name", "ns"), ("csrf", &csrf)]).await;
+    b.post("/console/buckets", &[("name", "probe"), ("csrf", &csrf)])
+        .await;
+    b.post(
+        "/console/buckets/probe/namespaces",
+        &[("name", "ns"), ("csrf", &csrf)],
+    )
+    .await;
     let columns = format!("id long\n{XSS} string");
     let page = b
         .post(
             "/console/buckets/probe/tables",
-            &[("namespace", "ns"), ("name", "t"), ("columns", &columns), ("csrf", &csrf)],
+            &[
+                ("namespace", "ns"),
+                ("name", "t"),
+                ("columns", &columns),
+                ("csrf", &csrf),
+            ],
         )
         .await;
     assert_eq!(page.status, 303, "{}", page.body);
@@ -372,7 +530,11 @@ async fn values_are_escaped_and_secrets_shown_once() {
     assert!(table.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(!table.body.contains("<script>") || table.body.matches("<script").count() == 1);
     // The one script element is the console's own file.
-    assert!(table.body.contains("<script src=\"/console/static/console.js\" defer></script>"));
+    assert!(
+        table
+            .body
+            .contains("<script src=\"/console/static/console.js\" defer></script>")
+    );
     let js = b.get("/console/static/console.js").await;
     assert_eq!(js.status, 200);
     assert!(js.body.contains("data-confirm"));
@@ -381,8 +543,21 @@ async fn values_are_escaped_and_secrets_shown_once() {
     let identity = b.get("/console/identity").await;
     assert_eq!(identity.status, 200);
     assert!(identity.title().contains("Identity"));
-    assert_eq!(b.post("/console/identity/users", &[("name", "ana"), ("csrf", &csrf)]).await.status, 303);
-    let created = b.post("/console/identity/users/ana/access-keys", &[("csrf", &csrf)]).await;
+    assert_eq!(
+        b.post(
+            "/console/identity/users",
+            &[("name", "ana"), ("csrf", &csrf)]
+        )
+        .await
+        .status,
+        303
+    );
+    let created = b
+        .post(
+            "/console/identity/users/ana/access-keys",
+            &[("csrf", &csrf)],
+        )
+        .await;
     assert_eq!(created.status, 200);
     let marker = "id=\"new-secret-access-key\">";
     let start = created.body.find(marker).unwrap() + marker.len();
@@ -400,7 +575,12 @@ async fn values_are_escaped_and_secrets_shown_once() {
         .await;
     assert_eq!(page.status, 400);
     assert!(page.body.contains("Line 1, column"), "{}", page.body);
-    assert!(!b.get("/console/identity").await.body.contains("/policies/p/delete"));
+    assert!(
+        !b.get("/console/identity")
+            .await
+            .body
+            .contains("/policies/p/delete")
+    );
 }
 
 #[tokio::test]
@@ -408,18 +588,27 @@ async fn temporary_credentials_and_users_without_rights() {
     let server = TestServer::start();
     let root = Creds::root();
     // Temporary credentials from /sts sign in with their session token, and only with it.
-    let (status, xml) = sts(&server, &root, &[("Action", "GetSessionToken"), ("Version", "2011-06-15")]).await;
+    let (status, xml) = sts(
+        &server,
+        &root,
+        &[("Action", "GetSessionToken"), ("Version", "2011-06-15")],
+    )
+    .await;
     assert_eq!(status, 200, "{xml}");
     let session = session_of(&xml);
     let mut b = Browser::new(&server);
     let page = b
         .post(
             "/console/login",
-            &[("access_key_id", &session.key), ("secret_access_key", &session.secret)],
+            &[
+                ("access_key_id", &session.key),
+                ("secret_access_key", &session.secret),
+            ],
         )
         .await;
     assert_eq!(page.status, 401);
-    b.sign_in(&session.key, &session.secret, session.token.as_deref()).await;
+    b.sign_in(&session.key, &session.secret, session.token.as_deref())
+        .await;
     let list = b.get("/console/buckets").await;
     assert_eq!(list.status, 200);
     // Temporary credentials do not administer identities: no link, and the page is refused.
@@ -428,7 +617,12 @@ async fn temporary_credentials_and_users_without_rights() {
 
     // A user allowed to read only: sees the pages, no mutating control, and its posts are refused.
     let csrf = list.csrf();
-    assert_eq!(b.post("/console/buckets", &[("name", "shared"), ("csrf", &csrf)]).await.status, 303);
+    assert_eq!(
+        b.post("/console/buckets", &[("name", "shared"), ("csrf", &csrf)])
+            .await
+            .status,
+        303
+    );
     let read_only = json!({"Version": "2012-10-17", "Statement": [
         {"Effect": "Allow", "Action": ["s3tables:Get*", "s3tables:List*"], "Resource": "*"}]});
     let (reader, _) = new_user(&server, &root, "reader", Some(read_only)).await;
@@ -444,7 +638,11 @@ async fn temporary_credentials_and_users_without_rights() {
             &rest[..rest.find('"').unwrap()]
         })
         .collect();
-    assert_eq!(posts, ["/console/logout"], "a read-only user sees no mutating form");
+    assert_eq!(
+        posts,
+        ["/console/logout"],
+        "a read-only user sees no mutating form"
+    );
     let list = r.get("/console/buckets").await;
     assert!(!list.body.contains("Create bucket"));
     let reader_csrf = list.csrf();
