@@ -18,7 +18,8 @@
 # exactly once across a kill -9), spark and flink (the pipeline scenarios of clients/jvm/spark and
 # clients/jvm/flink: Spark 3.5 and Flink 1.20 with Iceberg 1.10.1's REST catalog, SigV4 and S3FileIO; jars by
 # scripts/jvm-pipeline-build.sh), rck (Iceberg's REST Compatibility Kit, scripts/rck.sh; every failure must be
-# listed with its reason in clients/jvm-rck/expected-failures.txt).
+# listed with its reason in clients/jvm-rck/expected-failures.txt), console (clients/python/test_console.py: the web
+# console in Debian's headless chromium through Selenium; scripts/browser.sh installs the browser).
 # A stage whose prerequisite failed is skipped. To add one: write `stage_NAME`, add it to STAGES with every stage
 # it needs (the set-up it relies on, not just what happens to run before it).
 #
@@ -49,6 +50,7 @@ STAGES=(
     "spark|stage_spark|cargo-build python-env jvm-tools"
     "flink|stage_flink|cargo-build python-env jvm-tools"
     "rck|stage_rck|cargo-build python-env jvm-tools"
+    "console|stage_console|cargo-build python-env"
 )
 
 # Stages run in subshells (so `set -e` holds inside them); one that must hand a variable to later stages
@@ -109,7 +111,15 @@ run_pytest() {
 }
 
 stage_python_clients() {
-    run_pytest clients/python --ignore-glob='*/test_s3_*.py' --ignore=clients/python/test_power_loss.py
+    run_pytest clients/python --ignore-glob='*/test_s3_*.py' --ignore=clients/python/test_power_loss.py \
+        --ignore=clients/python/test_console.py
+}
+
+# The web console in a real browser: Debian's chromium and chromium-driver (scripts/browser.sh installs them when
+# missing), Selenium from the venv. Screenshots land in $TABLEBAY_TEST_ARTIFACTS (default test-artifacts/console).
+stage_console() {
+    bash scripts/browser.sh >/dev/null
+    run_pytest clients/python/test_console.py
 }
 
 # The S3 data plane's client files, but the crash and JVM ones (stages of their own).

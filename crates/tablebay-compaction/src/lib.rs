@@ -13,16 +13,20 @@
 //!   snapshot and rebases, giving up only the groups a concurrent change touches. Writers never fail because of
 //!   compaction.
 //!
-//! Job scheduling, leases and run records belong to the maintenance runner, which calls [`compact_table`].
+//! Job scheduling, leases and run records belong to the maintenance runner, which calls [`compact_table`]. The
+//! console reads a table's live files and first rows through the same reader ([`inspect`]).
 #![warn(missing_docs)]
 
 mod commit;
+mod inspect;
 mod order;
 mod plan;
 mod rewrite;
 mod storage;
 
 use tablebay_catalog::{Catalog, CommitError, ServiceError, TableFiles, TableRef};
+
+pub use inspect::{Inspection, LiveFiles, Preview, inspect};
 
 /// An iceberg-rust `FileIO` over the storage of one table (`catalog.table_files(id)`): locations inside it
 /// resolve, through the catalog's object service; every other location is refused.

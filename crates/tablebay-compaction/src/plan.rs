@@ -88,7 +88,10 @@ pub(crate) async fn read_snapshot(
     let bytes = io.new_input(snapshot.manifest_list())?.read().await?;
     let list = ManifestList::parse_with_version(&bytes, metadata.format_version())?;
     let mut manifests = Vec::with_capacity(list.entries().len());
-    for file in list.consume_entries() {
+    // Collected first: the iterator `consume_entries` returns is not `Send`, and this future must be (the
+    // console awaits it on a request task).
+    let files_listed: Vec<ManifestFile> = list.consume_entries().into_iter().collect();
+    for file in files_listed {
         files.resolve(&file.manifest_path)?;
         let manifest = file.load_manifest(io).await?;
         let (entries, _) = manifest.into_parts();

@@ -22,7 +22,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use crate::order::{Ordering, ordering};
-use crate::plan::{Group, Plan};
+use crate::plan::{Group, Input, Plan};
 use crate::{CompactionError, CompactionSettings};
 
 /// Rows buffered for a sort or z-order, in bytes of Arrow memory.
@@ -42,6 +42,43 @@ const ROW_GROUP_ROWS: usize = 1024 * 1024;
 /// bytes plus the uncompressed estimate of the row group in progress; row groups of an eighth of the target
 /// keep that estimate's error small, so files roll near the target as stored, not as held in memory.
 const ROW_GROUP_BYTES: (usize, usize) = (8 * 1024, 128 * 1024 * 1024);
+
+/// The reader's task for one data file with the delete files that apply to it: every column of `schema`, the
+/// whole file. Compaction's rewrite and the console's preview read through it, so both see the same rows.
+pub(crate) fn scan_task(
+    schema: &SchemaRef,
+    field_ids: &[i32],
+    input: &Input,
+) -> iceberg::Result<FileScanTask> {
+    let data = input.data.entry.data_file();
+    let deletes = input
+        .deletes
+        .iter()
+        .map(|d| {
+            FileScanTaskDeleteFile::builder()
+                .with_file_path(d.path().to_string())
+                .with_file_size_in_bytes(d.entry.file_size_in_bytes())
+                .with_file_type(d.content())
+                .with_partition_spec_id(d.spec_id)
+                .with_equality_ids(d.entry.data_file().equality_ids())
+                .build()
+        })
+        .collect();
+    Ok(FileScanTask::builder()
+        .with_file_size_in_bytes(data.file_size_in_bytes())
+        .with_start(0)
+        .with_length(data.file_size_in_bytes())
+        .with_record_count(Some(data.record_count()))
+        .with_data_file_path(data.file_path().to_string())
+        .with_data_file_format(DataFileFormat::Parquet)
+        .with_schema(schema.clone())
+        .with_project_field_ids(field_ids.to_vec())
+        .with_deletes(deletes)
+        // No partition constants: the reader would fill identity columns as run-end-encoded arrays, which the
+        // writer refuses; Iceberg data files carry their source columns anyway.
+        .with_case_sensitive(true)
+        .build())
+}
 
 /// Rewrites one group; returns the data files written (not yet committed), or `None` when the rewrite would
 /// not reduce the number of files. On failure, or when pointless, the files written are deleted.
@@ -89,36 +126,7 @@ async fn rewrite_into(
     let tasks: Vec<iceberg::Result<FileScanTask>> = group
         .inputs
         .iter()
-        .map(|input| {
-            let data = input.data.entry.data_file();
-            let deletes = input
-                .deletes
-                .iter()
-                .map(|d| {
-                    FileScanTaskDeleteFile::builder()
-                        .with_file_path(d.path().to_string())
-                        .with_file_size_in_bytes(d.entry.file_size_in_bytes())
-                        .with_file_type(d.content())
-                        .with_partition_spec_id(d.spec_id)
-                        .with_equality_ids(d.entry.data_file().equality_ids())
-                        .build()
-                })
-                .collect();
-            Ok(FileScanTask::builder()
-                .with_file_size_in_bytes(data.file_size_in_bytes())
-                .with_start(0)
-                .with_length(data.file_size_in_bytes())
-                .with_record_count(Some(data.record_count()))
-                .with_data_file_path(data.file_path().to_string())
-                .with_data_file_format(DataFileFormat::Parquet)
-                .with_schema(schema.clone())
-                .with_project_field_ids(field_ids.clone())
-                .with_deletes(deletes)
-                // No partition constants: the reader would fill identity columns as run-end-encoded arrays,
-                // which the writer refuses; Iceberg data files carry their source columns anyway.
-                .with_case_sensitive(true)
-                .build())
-        })
+        .map(|input| scan_task(&schema, &field_ids, input))
         .collect();
     let reader = ArrowReaderBuilder::new(io.clone(), Runtime::try_current()?)
         .with_batch_size(BATCH_ROWS)

@@ -1,13 +1,15 @@
 //! Tablebay's HTTP surfaces.
 //!
 //! The tables listener serves the S3 Tables control plane at `/`, health at `/health` and Prometheus metrics at
-//! `/metrics`, the Iceberg REST catalog at `/iceberg`, the admin API at `/admin` and STS at `/sts`; the S3
+//! `/metrics`, the Iceberg REST catalog at `/iceberg`, the admin API at `/admin`, STS at `/sts` and the web
+//! console at `/console`; the S3
 //! listener serves the data plane. Handlers are thin: parse, authenticate, make one service call, map the result
 //! to the surface's wire format. No storage or SQL is reachable from here (this crate does not depend on the
 //! store).
 #![warn(missing_docs)]
 
 mod admin;
+mod console;
 mod control_plane;
 mod form;
 #[doc(hidden)]
@@ -51,6 +53,9 @@ pub fn tables_router(state: AppState, metrics_access: MetricsAccess) -> Router {
         .route("/sts", any(sts::handle))
         .route("/sts/", any(sts::handle))
         .route("/admin/{*path}", any(admin::handle))
+        .route("/console", any(console::handle))
+        .route("/console/", any(console::handle))
+        .route("/console/{*path}", any(console::handle))
         .fallback(control_plane::handle)
         .with_state(state)
 }

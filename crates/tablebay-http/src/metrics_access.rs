@@ -56,6 +56,7 @@ impl MetricsAccess {
                     sigv4: state.tables_verifier.clone(),
                     bearer: false,
                     oss4: true,
+                    session: false,
                 };
                 match pipeline::authenticate_bodiless(state, schemes, &parts).await {
                     Ok(principal) if principal.kind == PrincipalKind::InstanceRoot => Ok(()),

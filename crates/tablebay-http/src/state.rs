@@ -58,6 +58,10 @@ pub struct AppState {
     pub maintenance: Option<Arc<JobRunner>>,
     /// Memory for request bodies that no verified signature covers yet.
     pub(crate) body_budget: BodyBudget,
+    /// The web console's open sessions.
+    pub(crate) console_sessions: Arc<crate::console::Sessions>,
+    /// The console's snapshots already read (live files, first rows).
+    pub(crate) console_inspections: Arc<crate::console::Inspections>,
 }
 
 impl AppState {
@@ -82,6 +86,8 @@ impl AppState {
             iceberg: Arc::new(iceberg),
             maintenance: None,
             body_budget: BodyBudget::new(DEFAULT_BODY_BUDGET_BYTES),
+            console_sessions: Arc::default(),
+            console_inspections: Arc::default(),
         }
     }
 

@@ -201,6 +201,7 @@ impl Surface for Sts {
             sigv4: app.sts_verifier.clone(),
             bearer: false,
             oss4: true,
+            session: false,
         }
     }
 

@@ -220,6 +220,24 @@ impl Iam {
         Ok(decide(&subject, action) == Decision::Allow)
     }
 
+    /// Which of `actions` `principal` may perform on `resource`, decided as [`Iam::authorize`] would over one
+    /// reading of the policies, without audit events: what a page shows (the console hides a control its viewer
+    /// may not use; the action itself is authorized, and audited, when it is performed).
+    pub async fn allowed_actions(
+        &self,
+        principal: &Principal,
+        actions: &[Action],
+        resource: &Resource,
+    ) -> Result<Vec<bool>, ServiceError> {
+        let subject = self
+            .subject(principal, resource, &AccessContext::default())
+            .await?;
+        Ok(actions
+            .iter()
+            .map(|action| decide(&subject, *action) == Decision::Allow)
+            .collect())
+    }
+
     /// Reads the policies that bear on (principal, resource) and the resource facts they test.
     async fn subject<'a>(
         &self,

@@ -48,6 +48,7 @@ impl Surface for Admin {
             sigv4: app.tables_verifier.clone(),
             bearer: false,
             oss4: true,
+            session: false,
         }
     }
 

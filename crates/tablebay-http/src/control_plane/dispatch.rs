@@ -36,6 +36,7 @@ impl Surface for ControlPlane {
             sigv4: app.tables_verifier.clone(),
             bearer: false,
             oss4: true,
+            session: false,
         }
     }
 

@@ -37,6 +37,7 @@ impl Surface for Iceberg {
             sigv4: app.tables_verifier.clone(),
             bearer: true,
             oss4: true,
+            session: false,
         }
     }
 

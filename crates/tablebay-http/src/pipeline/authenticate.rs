@@ -6,7 +6,9 @@
 //! The schemes: SigV4 (header or presigned query, `tablebay_auth::SigV4Verifier`), OSS V4 on the tables listener
 //! (`tablebay_auth::oss4`: Alibaba's SDKs and ossutil; its signature covers the headers, so it is checked before
 //! the body, and the body then against its declared digests), and OAuth2 bearer tokens issued by the Iceberg token
-//! endpoint. Temporary credentials carry their session token whichever scheme signed.
+//! endpoint, and the web console's session cookie (`crate::console::session`: the session's access key is looked
+//! up again on every request, and a state-changing request must carry the session's CSRF token in its form).
+//! Temporary credentials carry their session token whichever scheme signed.
 
 use std::sync::Arc;
 
@@ -32,6 +34,8 @@ pub(crate) struct Schemes {
     pub bearer: bool,
     /// OSS V4 (`OSS4-HMAC-SHA256`, product `osstables`).
     pub oss4: bool,
+    /// The console's session cookie (and no other scheme: a console page is never signed).
+    pub session: bool,
 }
 
 /// Credentials identified from the headers; the body is still to be checked against them.
@@ -42,6 +46,8 @@ pub(crate) enum Pending {
     Claimed { key: KnownKey, claimed: [u8; 32] },
     /// OSS V4, verified: the body must match the digests the request declares.
     Oss4(KnownKey),
+    /// A console session: a state-changing request's form must carry the session's CSRF token.
+    Session { key: KnownKey, csrf: String },
     /// SigV4 to verify over the body.
     SigV4 {
         key: KnownKey,
@@ -57,6 +63,28 @@ pub(super) async fn identify(
     parts: &Parts,
 ) -> Result<Pending, PipelineError> {
     let now = chrono::Utc::now();
+    if schemes.session {
+        let live = crate::console::session::identify(app, parts)?;
+        let checked = async {
+            let key = lookup(&app.iam, &live.access_key_id).await?;
+            key.check_session_token(live.session_token.as_ref().map(|t| t.expose()), now)?;
+            Ok::<_, AuthError>(key)
+        };
+        return match checked.await {
+            Ok(key) => Ok(Pending::Session {
+                key,
+                csrf: live.csrf,
+            }),
+            // A form of a session whose key stopped working is refused like any forged one.
+            Err(e)
+                if e != AuthError::Unavailable
+                    && !matches!(parts.method, http::Method::GET | http::Method::HEAD) =>
+            {
+                Err(crate::console::session::forged().into())
+            }
+            Err(e) => Err(e.into()),
+        };
+    }
     if schemes.bearer
         && let Some(token) = bearer_token(parts)
     {
@@ -111,6 +139,10 @@ impl Pending {
             Self::Bearer(key) => (key, SignedPayload::AsSent),
             Self::Oss4(key) => {
                 oss4::check_body(parts, &body)?;
+                (key, SignedPayload::AsSent)
+            }
+            Self::Session { key, csrf } => {
+                crate::console::session::check_form(parts, &body, &csrf)?;
                 (key, SignedPayload::AsSent)
             }
             Self::Claimed { key, claimed } => {

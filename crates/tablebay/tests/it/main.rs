@@ -11,6 +11,7 @@
 
 mod access_control;
 mod compaction;
+mod console;
 mod control_plane;
 mod encryption;
 mod iam;
