@@ -21,7 +21,7 @@ use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use iceberg::spec::TableMetadata;
 use tablebay_objects::{
-    ByteStream, ObjectAttributes, ObjectBody, ObjectKey, PutOptions, StoredObject,
+    ByteStream, ObjectAttributes, ObjectBody, ObjectKey, PutOptions, RowSync, StoredObject,
     TABLE_BUCKET_SUFFIX, TableLocation, warehouse_location,
 };
 use uuid::Uuid;
@@ -239,7 +239,8 @@ impl TableFiles {
         Ok(info.size)
     }
 
-    /// Writes a whole file the server made itself (a metadata file); visible atomically.
+    /// Writes a whole file the server made itself (a metadata file); visible atomically. Its row is made durable
+    /// by the caller's next commit, which must follow (the pointer swap naming the file).
     pub(crate) async fn put(&self, location: &str, bytes: Bytes) -> Result<(), ServiceError> {
         let file = self.resolve(location)?;
         let key = ObjectKey::parse(&file.key)?;
@@ -252,6 +253,9 @@ impl TableFiles {
                 content_type,
                 ..ObjectAttributes::default()
             },
+            // Every caller names the file in a commit right after (the table or view pointer): its sync covers
+            // this row too, one sync fewer per commit.
+            row_sync: RowSync::WithNextCommit,
             ..PutOptions::default()
         };
         let storage = self.catalog.storage(file.table_id).await?;

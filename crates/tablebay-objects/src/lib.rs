@@ -38,4 +38,5 @@ pub use object::{ObjectAttributes, ObjectInfo, ObjectView, PutCondition, PutOpti
 pub use read::StoredObject;
 pub use selection::{ByteRange, EtagCondition, Preconditions, ReadRequest};
 pub use service::{Objects, Storage};
+pub use tablebay_store::meta::RowSync;
 pub use write::MAX_PUT_BYTES;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use chrono::{DateTime, Utc};
-use tablebay_store::meta::{ObjectRecord, WriteCondition};
+use tablebay_store::meta::{ObjectRecord, RowSync, WriteCondition};
 
 use crate::{Checksum, ChecksumAlgorithm, ObjectEncryption, ObjectError, RequestedEncryption};
 
@@ -53,6 +53,8 @@ pub struct PutOptions {
     pub condition: PutCondition,
     /// The server-side encryption the request asks for; it must be the table's.
     pub encryption: Option<RequestedEncryption>,
+    /// When the new row must be durable: at once, unless a later commit makes the object reachable.
+    pub row_sync: RowSync,
 }
 
 /// An object as clients see it.

@@ -8,7 +8,7 @@
 
 use chrono::Utc;
 use futures::stream::{StreamExt, TryStreamExt};
-use tablebay_store::meta::{ObjectRecord, StoredChecksum, WriteCondition};
+use tablebay_store::meta::{ObjectRecord, RowSync, StoredChecksum, WriteCondition};
 use uuid::Uuid;
 
 use crate::checksum::{self, ChecksumAlgorithm, ChecksumType};
@@ -68,7 +68,7 @@ impl Objects {
             created_at: now,
             modified_at: now,
         };
-        self.commit_object(&record, &options.condition.to_store())
+        self.commit_object(&record, &options.condition.to_store(), options.row_sync)
             .await?;
         object_info(record)
     }
@@ -79,8 +79,9 @@ impl Objects {
         &self,
         record: &ObjectRecord,
         condition: &WriteCondition,
+        sync: RowSync,
     ) -> Result<(), ObjectError> {
-        match self.meta.put_object(record, condition).await {
+        match self.meta.put_object_synced(record, condition, sync).await {
             Ok(_queued) => Ok(()),
             Err(e) => {
                 self.delete_blobs_now(record.blobs.iter().map(|s| s.key.clone()).collect())
@@ -124,6 +125,7 @@ impl Objects {
             checksum_algorithm: Some(algorithm),
             condition,
             encryption,
+            row_sync: RowSync::Now,
         };
         self.put_object(target.0, target.1, body, options).await
     }

@@ -11,7 +11,7 @@ use s3s::{S3Request, S3Response, S3Result};
 use tablebay_catalog::Catalog;
 use tablebay_objects::{
     ByteRange, ObjectError, ObjectInfo, ObjectStream, ObjectView, Objects, PutCondition,
-    PutOptions, ReadRequest,
+    PutOptions, ReadRequest, RowSync,
 };
 
 use super::auth::DataAction;
@@ -58,6 +58,7 @@ pub(crate) async fn put_object(
             input.ssekms_key_id.as_ref(),
             input.sse_customer_algorithm.as_ref(),
         )?,
+        row_sync: RowSync::Now,
     };
     let body = wire::object_body(
         input.body,

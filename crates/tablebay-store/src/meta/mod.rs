@@ -30,7 +30,9 @@ pub use idempotency::IdempotencyRecord;
 pub use jobs::{JobRecord, RunRecord};
 pub use multipart::{CompletedUpload, PartRecord, UploadRecord};
 pub use namespaces::NamespaceRecord;
-pub use objects::{BlobSegment, KeyRange, KeyStart, ObjectRecord, StoredChecksum, WriteCondition};
+pub use objects::{
+    BlobSegment, KeyRange, KeyStart, ObjectRecord, RowSync, StoredChecksum, WriteCondition,
+};
 pub use tables::{PointerSwap, TableRecord};
 pub use views::ViewRecord;
 

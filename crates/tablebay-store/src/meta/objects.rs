@@ -102,6 +102,18 @@ pub enum WriteCondition {
     IfEtag(String),
 }
 
+/// When the commit of an object row must be durable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RowSync {
+    /// Before the write returns: an object a client is told about.
+    #[default]
+    Now,
+    /// With the next durable commit of this store: a file that only a later commit makes reachable (an Iceberg
+    /// metadata file before the pointer swap that names it). The WAL is ordered, so that commit's sync covers this
+    /// row; if it never happens, nothing refers to the row and nothing was acknowledged.
+    WithNextCommit,
+}
+
 /// Where a key listing starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyStart<'a> {
@@ -192,6 +204,18 @@ impl MetaStore {
         object: &ObjectRecord,
         condition: &WriteCondition,
     ) -> Result<Vec<BlobSegment>, StoreError> {
+        self.put_object_synced(object, condition, RowSync::Now)
+            .await
+    }
+
+    /// [`MetaStore::put_object`], durable as `sync` says (a replacing write, in a transaction, is always synced
+    /// at once).
+    pub async fn put_object_synced(
+        &self,
+        object: &ObjectRecord,
+        condition: &WriteCondition,
+        sync: RowSync,
+    ) -> Result<Vec<BlobSegment>, StoreError> {
         // Most writes create their key (every Iceberg file is a new one): then the insert, atomic by itself, is
         // the whole write, one statement under the writer slot instead of a transaction of four.
         if !matches!(condition, WriteCondition::IfEtag(_)) {
@@ -200,7 +224,9 @@ impl MetaStore {
                 let _writer = self.writer_slot().await;
                 write_row(&self.writes, object, OnExisting::Keep).await?
             };
-            self.wait_durable().await?;
+            if sync == RowSync::Now {
+                self.wait_durable().await?;
+            }
             match (inserted, condition) {
                 (true, _) => return Ok(Vec::new()),
                 (false, WriteCondition::IfAbsent) => {
