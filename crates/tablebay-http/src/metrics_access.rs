@@ -52,12 +52,7 @@ impl MetricsAccess {
             }
             MetricsAccess::InstanceRoot => {
                 let (parts, _) = request.into_parts();
-                let schemes = Schemes {
-                    sigv4: state.tables_verifier.clone(),
-                    bearer: false,
-                    oss4: true,
-                    session: false,
-                };
+                let schemes = Schemes::signed(&state.tables_verifier);
                 match pipeline::authenticate_bodiless(state, schemes, &parts).await {
                     Ok(principal) if principal.kind == PrincipalKind::InstanceRoot => Ok(()),
                     Ok(principal) => {

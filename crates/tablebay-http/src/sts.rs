@@ -197,12 +197,7 @@ impl Surface for Sts {
     type Error = StsError;
 
     fn schemes(&self, app: &AppState) -> Schemes {
-        Schemes {
-            sigv4: app.sts_verifier.clone(),
-            bearer: false,
-            oss4: true,
-            session: false,
-        }
+        Schemes::signed(&app.sts_verifier)
     }
 
     fn parse(&self, parts: &Parts, body: RequestBody) -> Result<Endpoint, StsError> {

@@ -44,12 +44,7 @@ impl Surface for Admin {
     type Error = AdminError;
 
     fn schemes(&self, app: &AppState) -> Schemes {
-        Schemes {
-            sigv4: app.tables_verifier.clone(),
-            bearer: false,
-            oss4: true,
-            session: false,
-        }
+        Schemes::signed(&app.tables_verifier)
     }
 
     fn parse(&self, parts: &Parts, body: RequestBody) -> Result<Endpoint, AdminError> {

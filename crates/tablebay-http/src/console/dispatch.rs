@@ -48,12 +48,7 @@ impl Surface for Console {
     type Error = ConsoleError;
 
     fn schemes(&self, app: &AppState) -> Schemes {
-        Schemes {
-            sigv4: app.tables_verifier.clone(),
-            bearer: false,
-            oss4: false,
-            session: true,
-        }
+        Schemes::console_session(&app.tables_verifier)
     }
 
     fn parse(&self, parts: &Parts, body: RequestBody) -> Result<Endpoint, ConsoleError> {

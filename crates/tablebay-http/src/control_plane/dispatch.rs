@@ -32,12 +32,7 @@ impl Surface for ControlPlane {
     type Error = ControlPlaneError;
 
     fn schemes(&self, app: &AppState) -> Schemes {
-        Schemes {
-            sigv4: app.tables_verifier.clone(),
-            bearer: false,
-            oss4: true,
-            session: false,
-        }
+        Schemes::signed(&app.tables_verifier)
     }
 
     fn parse(&self, parts: &Parts, body: RequestBody) -> Result<Endpoint, ControlPlaneError> {

@@ -33,12 +33,7 @@ impl Surface for Iceberg {
     type Error = IcebergError;
 
     fn schemes(&self, app: &AppState) -> Schemes {
-        Schemes {
-            sigv4: app.tables_verifier.clone(),
-            bearer: true,
-            oss4: true,
-            session: false,
-        }
+        Schemes::signed(&app.tables_verifier).and_bearer()
     }
 
     fn parse(&self, parts: &Parts, body: RequestBody) -> Result<Endpoint, IcebergError> {

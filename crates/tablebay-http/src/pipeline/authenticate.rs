@@ -38,6 +38,36 @@ pub(crate) struct Schemes {
     pub session: bool,
 }
 
+impl Schemes {
+    /// Signed requests: SigV4 with `sigv4`'s signing names, and OSS V4 (every API surface).
+    pub(crate) fn signed(sigv4: &Arc<SigV4Verifier>) -> Self {
+        Self {
+            sigv4: Arc::clone(sigv4),
+            bearer: false,
+            oss4: true,
+            session: false,
+        }
+    }
+
+    /// These schemes and OAuth2 bearer tokens.
+    pub(crate) fn and_bearer(self) -> Self {
+        Self {
+            bearer: true,
+            ..self
+        }
+    }
+
+    /// The console's session cookie, and nothing else.
+    pub(crate) fn console_session(sigv4: &Arc<SigV4Verifier>) -> Self {
+        Self {
+            sigv4: Arc::clone(sigv4),
+            bearer: false,
+            oss4: false,
+            session: true,
+        }
+    }
+}
+
 /// Credentials identified from the headers; the body is still to be checked against them.
 pub(crate) enum Pending {
     /// A bearer token: complete, it does not cover the body.
