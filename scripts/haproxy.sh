@@ -13,7 +13,7 @@
 #   scripts/haproxy.sh status                        say whether it runs (stderr; exit status 0 when running)
 #
 # Environment: TABLEBAY_HAPROXY_DIR (default $HOME/.cache/tablebay-haproxy) holds haproxy.cfg, haproxy.pid and
-# haproxy.log. The checks run every 500 ms (down after 2 failures, up after 2 successes), so a killed instance
+# haproxy.log (one `TB <epoch ms> <frontend> <server> <status> <ms> <termination> <method> <path>` line per request). The checks run every 500 ms (down after 2 failures, up after 2 successes), so a killed instance
 # leaves the pool within about a second; a request that fails to connect is retried on another instance
 # (`option redispatch`), but a request that reached an instance is never replayed by HAProxy.
 set -euo pipefail
@@ -83,14 +83,17 @@ write_config() {
     cat >"$CFG" <<EOF
 # Written by scripts/haproxy.sh: $i Tablebay instance(s) behind one address per listener.
 global
-    log stderr format short local0 notice
+    log stderr format raw local0 info
     maxconn 4096
 
 defaults
     mode http
     log global
-    option httplog
     option dontlognull
+    # One line per request, for scripts: accept time (epoch ms), frontend, server, status, total ms, termination
+    # state (its first letter is '-' when the server answered; anything else means HAProxy ended the request),
+    # method and URI (path and query).
+    log-format "TB %[accept_date(ms)] %ft %s %ST %Ta %tsc %HM %HU"
     timeout connect 2s
     # Long enough for a large upload part or a slow commit; shorter than any client's stall timeout.
     timeout client 120s
@@ -129,10 +132,12 @@ start() {
     stop
     write_config "$@"
     "$(haproxy_bin)" -c -q -f "$CFG" >&2 || die "haproxy rejected $CFG"
-    # -D daemonizes; -p records the pid; logs go to stderr, which the daemon closes, so keep them in a file.
-    "$(haproxy_bin)" -f "$CFG" -p "$PID_FILE" -D >>"$LOG" 2>&1 3>&- || die "haproxy did not start (log: $LOG)"
+    # In the foreground of its own session (not -D, which would close stderr): the request log goes to $LOG.
+    setsid "$(haproxy_bin)" -f "$CFG" >>"$LOG" 2>&1 </dev/null 3>&- &
+    echo $! >"$PID_FILE"
     local deadline=$((SECONDS + 20))
     until curl -s -o /dev/null "http://127.0.0.1:$tables_port/health"; do
+        running || die "haproxy exited (log: $LOG)"
         ((SECONDS < deadline)) || die "haproxy on 127.0.0.1:$tables_port does not answer (log: $LOG)"
         sleep 0.1
     done
