@@ -13,7 +13,8 @@
 #   scripts/haproxy.sh status                        say whether it runs (stderr; exit status 0 when running)
 #
 # Environment: TABLEBAY_HAPROXY_DIR (default $HOME/.cache/tablebay-haproxy) holds haproxy.cfg, haproxy.pid and
-# haproxy.log (one `TB <epoch ms> <frontend> <server> <status> <ms> <termination> <method> <path>` line per request). The checks run every 500 ms (down after 2 failures, up after 2 successes), so a killed instance
+# haproxy.log (one `TB <epoch s.ms> <frontend> <server> <status> <ms> <termination> <method> <uri>` line per
+# request). The checks run every 500 ms (down after 2 failures, up after 2 successes), so a killed instance
 # leaves the pool within about a second; a request that fails to connect is retried on another instance
 # (`option redispatch`), but a request that reached an instance is never replayed by HAProxy.
 set -euo pipefail
@@ -90,10 +91,11 @@ defaults
     mode http
     log global
     option dontlognull
-    # One line per request, for scripts: accept time (epoch ms), frontend, server, status, total ms, termination
+    # One line per request, for scripts: accept time (epoch seconds.milliseconds), frontend, server, status,
+    # total ms, termination
     # state (its first letter is '-' when the server answered; anything else means HAProxy ended the request),
     # method and URI (path and query).
-    log-format "TB %[accept_date(ms)] %ft %s %ST %Ta %tsc %HM %HU"
+    log-format "TB %Ts.%ms %ft %s %ST %Ta %tsc %HM %HU"
     timeout connect 2s
     # Long enough for a large upload part or a slow commit; shorter than any client's stall timeout.
     timeout client 120s
@@ -131,7 +133,7 @@ start() {
     install
     stop
     write_config "$@"
-    "$(haproxy_bin)" -c -q -f "$CFG" >&2 || die "haproxy rejected $CFG"
+    "$(haproxy_bin)" -c -f "$CFG" >/dev/null || die "haproxy rejected $CFG"
     # In the foreground of its own session (not -D, which would close stderr): the request log goes to $LOG.
     setsid "$(haproxy_bin)" -f "$CFG" >>"$LOG" 2>&1 </dev/null 3>&- &
     echo $! >"$PID_FILE"

@@ -22,7 +22,8 @@ SeaweedFS is restarted once. The load generator keeps its own record of what was
   request: 503 is the right answer), nor at any other time.
 
 Needs scripts/seaweedfs.sh (builds `weed` once, cached) and scripts/haproxy.sh (installs Debian's haproxy when
-missing); the `chaos` stage of scripts/test.sh runs it. CHAOS_LOAD_SECONDS changes the length of the load.
+missing); the `chaos` stage of scripts/test.sh runs it. CHAOS_LOAD_SECONDS (150) and CHAOS_MIN_COMMITS (500) change
+the load (for a quick try); CHAOS_KEEP=1 keeps the logs and data under ~/.cache/tablebay-chaos.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from tablebay_test.signing import signed_request
 
 LOAD_SECONDS = float(os.environ.get("CHAOS_LOAD_SECONDS", "150"))
 MAX_LOAD_SECONDS = LOAD_SECONDS + 90     # the load goes on past LOAD_SECONDS until MIN_COMMITS, up to this
-MIN_COMMITS = 500
+MIN_COMMITS = int(os.environ.get("CHAOS_MIN_COMMITS", "500"))
 TABLES = 4
 WRITERS = 8
 ROWS = 10
@@ -88,6 +89,7 @@ class Record:
         self.read_regressions: list[str] = []
         self.maintenance: Counter[int] = Counter()
         self.faults: list[tuple[str, float, float]] = []         # (what, down from, up again)
+        self.crashes: list[str] = []                              # load threads that died
 
     def error(self, what: str, e: BaseException) -> None:
         with self.lock:
@@ -101,6 +103,17 @@ class Record:
 
 def _batch_table(batch: str, base: int) -> pa.Table:
     return pa.Table.from_pylist([{"id": base + i, "batch": batch} for i in range(ROWS)], schema=ARROW)
+
+
+def guarded(fn, record: "Record"):
+    """Runs a load thread's body; an exception it did not expect is recorded (and fails the test)."""
+    def run(*args):
+        try:
+            fn(*args)
+        except BaseException:  # noqa: BLE001
+            with record.lock:
+                record.crashes.append(f"{fn.__name__}: {traceback.format_exc()}")
+    return run
 
 
 def writer(cluster: Cluster, warehouse: str, w: int, record: Record, stop: threading.Event) -> None:
@@ -183,7 +196,7 @@ def uploader(cluster: Cluster, bucket: str, u: int, record: Record, stop: thread
                 record.multipart_done += multipart
         except (ClientError, BotoCoreError) as e:
             record.error(f"upload {stage}", e)
-            status = getattr(e, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode")
+            status = (getattr(e, "response", None) or {}).get("ResponseMetadata", {}).get("HTTPStatusCode")
             with record.lock:
                 # A refusal (4xx/5xx answer) before the completing request: the object cannot exist. A failed
                 # completion, or no answer at all, leaves the outcome unknown.
@@ -262,13 +275,13 @@ def test_three_instances_behind_a_balancer_survive_crashes_and_dependency_restar
     record = Record()
     record.started = time.time()
     stop_load, stop_faults = threading.Event(), threading.Event()
-    workers = [threading.Thread(target=writer, args=(cluster, bucket_arn, w, record, stop_load), daemon=True)
+    workers = [threading.Thread(target=guarded(writer, record), args=(cluster, bucket_arn, w, record, stop_load), daemon=True)
                for w in range(WRITERS)]
-    workers += [threading.Thread(target=reader, args=(cluster, bucket_arn, record, stop_load), daemon=True),
-                threading.Thread(target=maintainer, args=(cluster, arns, record, stop_load), daemon=True)]
-    workers += [threading.Thread(target=uploader, args=(cluster, obj_bucket, u, record, stop_load), daemon=True)
+    workers += [threading.Thread(target=guarded(reader, record), args=(cluster, bucket_arn, record, stop_load), daemon=True),
+                threading.Thread(target=guarded(maintainer, record), args=(cluster, arns, record, stop_load), daemon=True)]
+    workers += [threading.Thread(target=guarded(uploader, record), args=(cluster, obj_bucket, u, record, stop_load), daemon=True)
                 for u in range(2)]
-    fault_thread = threading.Thread(target=faults, args=(cluster, record, stop_faults), daemon=True)
+    fault_thread = threading.Thread(target=guarded(faults, record), args=(cluster, record, stop_faults), daemon=True)
     for t in workers:
         t.start()
     fault_thread.start()
@@ -295,6 +308,7 @@ def test_three_instances_behind_a_balancer_survive_crashes_and_dependency_restar
     print(f"chaos: maintenance answers: {dict(record.maintenance)}")
     cluster.wait_all_up(timeout=120)
 
+    assert not record.crashes, "load threads died:\n" + "\n".join(record.crashes)
     assert len(record.faults) == 5, f"the fault schedule did not finish: {record.faults}"
     assert record.commits >= MIN_COMMITS, f"only {record.commits} commits acknowledged"
     assert record.multipart_done >= 3, "too few multipart uploads completed"
@@ -427,7 +441,8 @@ def check_no_500(cluster: Cluster, record: Record) -> None:
         if r.method == "PUT" and "uploadId=" in r.uri and "partNumber=" in r.uri:
             uploads[r.uri.split("uploadId=", 1)[1].split("&", 1)[0]].add(r.server)
     spread = sum(1 for servers in uploads.values() if len(servers) > 1)
-    print(f"chaos: {spread} of {len(uploads)} multipart uploads had parts on more than one instance")
+    print(f"chaos: {spread} of {len(uploads)} multipart uploads (boto3's and pyarrow's) had parts on more than one "
+          "instance")
     assert spread > 0, "no multipart upload spread over instances"
     # Dependency outages, with 10 s after each for the instances to notice the store is back.
     windows = [(a, b + 10) for what, a, b in record.faults if "restart" in what]

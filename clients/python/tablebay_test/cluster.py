@@ -197,7 +197,7 @@ class Cluster:
             if len(parts) < 9 or parts[0] != "TB":
                 continue
             try:
-                out.append(Request(at=int(parts[1]) / 1000, frontend=parts[2], server=parts[3],
+                out.append(Request(at=float(parts[1]), frontend=parts[2], server=parts[3],
                                    status=int(parts[4]), ms=int(parts[5]), from_server=parts[6].startswith("-"),
                                    method=parts[7], uri=parts[8]))
             except ValueError:
