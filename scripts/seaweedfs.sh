@@ -115,6 +115,7 @@ wait_ready_bucket() {
         if [[ "$code" == 200 || "$code" == 409 ]]; then
             # Ready means writable: after a restart the gateway lists before the volume server takes writes.
             code="$(curl -s -o /dev/null -w '%{http_code}' -X PUT --data-binary ready --max-time 5 \
+                -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
                 --aws-sigv4 "aws:amz:us-east-1:s3" --user "$ACCESS_KEY:$SECRET_KEY" \
                 "$(endpoint)/$BUCKET/.ready-probe" || true)"
             [[ "$code" == 200 ]] && return 0

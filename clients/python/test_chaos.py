@@ -2,7 +2,8 @@
 store), HAProxy in front of both listeners (tablebay_test/cluster.py, started by the project's scripts). Through
 the balancer, for about two and a half minutes:
 
-- 8 PyIceberg writers append to 4 tables (2 writers each, so conflicts happen), at least 500 commits in all;
+- 8 PyIceberg writers append to 6 tables (two tables have 2 writers, so conflicts happen), at least 500 commits
+  in all;
 - a reader loads and scans the tables continuously;
 - boto3 runs 3-part multipart uploads and single PUTs (the parts of one upload land on different instances);
 - `POST /admin/maintenance/run` compacts a table every few seconds.
@@ -56,7 +57,7 @@ from tablebay_test.signing import signed_request
 LOAD_SECONDS = float(os.environ.get("CHAOS_LOAD_SECONDS", "150"))
 MAX_LOAD_SECONDS = LOAD_SECONDS + 90     # the load goes on past LOAD_SECONDS until MIN_COMMITS, up to this
 MIN_COMMITS = int(os.environ.get("CHAOS_MIN_COMMITS", "500"))
-TABLES = 4
+TABLES = 6
 WRITERS = 8
 ROWS = 10
 PART = 5 * 1024 * 1024
