@@ -246,6 +246,11 @@ def faults(cluster: Cluster, record: Record, stop: threading.Event) -> None:
         outage(what, action)
 
 
+# Set-up (about 20 s), the load (150 s or until 500 commits; a SeaweedFS restart after kill -9 alone takes about
+# 30 s to take writes again) and the checks (about 90 s on the debug build).
+pytestmark = pytest.mark.timeout(900)
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     # PostgreSQL's OS user must reach its directory: keep the cluster under the cache the scripts already use.

@@ -97,7 +97,10 @@ async fn every_call_fails_fast(store: &BlobStore, within: Duration) {
     assert_unavailable("writer", writer.finish().await);
     assert_unavailable("delete", store.delete("a/b").await);
     let took = started.elapsed();
-    assert!(took < within, "six calls took {took:?}, more than {within:?}");
+    assert!(
+        took < within,
+        "six calls took {took:?}, more than {within:?}"
+    );
 }
 
 #[tokio::test]
@@ -117,11 +120,11 @@ async fn a_store_that_answers_500_fails_every_call_and_acknowledges_no_write() {
 async fn a_store_that_hangs_is_given_up_on_within_the_request_timeout() {
     let store = s3_at(format!("http://127.0.0.1:{}", silent_server().await));
     let started = Instant::now();
-    assert_unavailable(
-        "put",
-        store.put("a/b", Bytes::from_static(b"x")).await,
-    );
+    assert_unavailable("put", store.put("a/b", Bytes::from_static(b"x")).await);
     let took = started.elapsed();
     // One attempt times out (10 s) and the retry budget (5 s) is spent by then: no retry.
-    assert!(took < Duration::from_secs(16), "a put to a silent store took {took:?}");
+    assert!(
+        took < Duration::from_secs(16),
+        "a put to a silent store took {took:?}"
+    );
 }

@@ -73,10 +73,12 @@ pub async fn open_catalog(config: &Config) -> anyhow::Result<(MetaStore, Catalog
             )
         })?;
     let blobs = BlobStore::open(&config.blob_url).context("opening the blob store")?;
-    blobs
-        .probe()
-        .await
-        .with_context(|| format!("could not reach the blob store {}", blob_location(&config.blob_url)))?;
+    blobs.probe().await.with_context(|| {
+        format!(
+            "could not reach the blob store {}",
+            blob_location(&config.blob_url)
+        )
+    })?;
     let catalog = Catalog::new(
         meta.clone(),
         blobs,

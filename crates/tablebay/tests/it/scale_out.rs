@@ -250,10 +250,15 @@ async fn a_deactivated_key_and_a_changed_policy_reach_every_instance_within_the_
     )
     .await;
     let took = until(KEY_CHANGE_BOUND, "deactivation on B", || async {
-        send(b, &user, M::GET, Surface::Tables, "/buckets", b"").await.0 == 403
+        send(b, &user, M::GET, Surface::Tables, "/buckets", b"")
+            .await
+            .0
+            == 403
     })
     .await;
-    eprintln!("scale_out: a key deactivated on instance A was refused by instance B after {took:?}");
+    eprintln!(
+        "scale_out: a key deactivated on instance A was refused by instance B after {took:?}"
+    );
     must(
         a,
         &root,
@@ -264,7 +269,10 @@ async fn a_deactivated_key_and_a_changed_policy_reach_every_instance_within_the_
     )
     .await;
     until(KEY_CHANGE_BOUND, "reactivation on B", || async {
-        send(b, &user, M::GET, Surface::Tables, "/buckets", b"").await.0 == 200
+        send(b, &user, M::GET, Surface::Tables, "/buckets", b"")
+            .await
+            .0
+            == 200
     })
     .await;
 
@@ -280,7 +288,11 @@ async fn a_deactivated_key_and_a_changed_policy_reach_every_instance_within_the_
 
 /// Runs `tablebay serve` with `args` until it exits (or `within` passes); its exit success, its stderr and how long
 /// it ran.
-fn run_to_exit(args: &[String], envs: &[(&str, &str)], within: Duration) -> (bool, String, Duration) {
+fn run_to_exit(
+    args: &[String],
+    envs: &[(&str, &str)],
+    within: Duration,
+) -> (bool, String, Duration) {
     let data = tempfile::tempdir().unwrap();
     let started = Instant::now();
     let mut child = Command::new(binary())
@@ -335,7 +347,8 @@ async fn instances_whose_master_keys_differ_refuse_to_start() {
     let (ok, stderr, _) = run_to_exit(&cluster.args("b.key"), &[], Duration::from_secs(30));
     assert!(!ok, "an instance with other master keys started");
     assert!(
-        stderr.contains("is not the key this data was encrypted with") && stderr.contains("refusing to start"),
+        stderr.contains("is not the key this data was encrypted with")
+            && stderr.contains("refusing to start"),
         "{stderr}"
     );
     cluster.stop().await;
@@ -349,10 +362,15 @@ fn an_instance_fails_fast_naming_the_dependency_it_could_not_reach() {
         run_to_exit(&["--meta-url".into(), meta], &[], Duration::from_secs(30));
     assert!(!ok);
     assert!(
-        stderr.contains(&format!("metadata store at postgres://tablebay@127.0.0.1:{port}/postgres")),
+        stderr.contains(&format!(
+            "metadata store at postgres://tablebay@127.0.0.1:{port}/postgres"
+        )),
         "{stderr}"
     );
-    assert!(!stderr.contains("hidden"), "the password is not shown: {stderr}");
+    assert!(
+        !stderr.contains("hidden"),
+        "the password is not shown: {stderr}"
+    );
     assert!(took < Duration::from_secs(15), "took {took:?}");
 
     let port = closed_port();
@@ -368,7 +386,9 @@ fn an_instance_fails_fast_naming_the_dependency_it_could_not_reach() {
     );
     assert!(!ok);
     assert!(
-        stderr.contains(&format!("could not reach the blob store s3://warehouse/tb at {endpoint}")),
+        stderr.contains(&format!(
+            "could not reach the blob store s3://warehouse/tb at {endpoint}"
+        )),
         "{stderr}"
     );
     assert!(took < Duration::from_secs(15), "took {took:?}");
