@@ -13,8 +13,8 @@
 #   scripts/haproxy.sh status                        say whether it runs (stderr; exit status 0 when running)
 #
 # Environment: TABLEBAY_HAPROXY_DIR (default $HOME/.cache/tablebay-haproxy) holds haproxy.cfg, haproxy.pid and
-# haproxy.log (one `TB <epoch s.ms> <frontend> <server> <status> <ms> <termination> <method> <uri>` line per
-# request). The checks run every 500 ms (down after 2 failures, up after 2 successes), so a killed instance
+# haproxy.log (one `TB <epoch s.ms> <frontend> <server> <status> <ms> <termination> <retry-after> <method> <uri>`
+# line per request). The checks run every 500 ms (down after 2 failures, up after 2 successes), so a killed instance
 # leaves the pool within about a second; a request that fails to connect is retried on another instance
 # (`option redispatch`), but a request that reached an instance is never replayed by HAProxy.
 set -euo pipefail
@@ -92,10 +92,9 @@ defaults
     log global
     option dontlognull
     # One line per request, for scripts: accept time (epoch seconds.milliseconds), frontend, server, status,
-    # total ms, termination
-    # state (its first letter is '-' when the server answered; anything else means HAProxy ended the request),
-    # method and URI (path and query).
-    log-format "TB %Ts.%ms %ft %s %ST %Ta %tsc %HM %HU"
+    # total ms, termination state (its first letter is '-' when the server answered; anything else means HAProxy
+    # ended the request), the Retry-After header ('-' when absent), method and URI (path and query).
+    log-format "TB %Ts.%ms %ft %s %ST %Ta %tsc %[capture.res.hdr(0)] %HM %HU"
     timeout connect 2s
     # Long enough for a large upload part or a slow commit; shorter than any client's stall timeout.
     timeout client 120s
@@ -108,10 +107,14 @@ defaults
 
 frontend tables_in
     bind 127.0.0.1:$tables_port
+    declare capture response len 8
+    http-response capture res.hdr(retry-after) id 0
     default_backend tables
 
 frontend s3_in
     bind 127.0.0.1:$s3_port
+    declare capture response len 8
+    http-response capture res.hdr(retry-after) id 0
     # Large bodies stream through; HAProxy never buffers or replays them.
     default_backend s3
 

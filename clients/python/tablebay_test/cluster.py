@@ -89,6 +89,7 @@ class Request:
     status: int
     ms: int
     from_server: bool   # the instance answered (HAProxy did not end the request itself)
+    retry_after: str    # its Retry-After header, "-" when there was none
     method: str
     uri: str
 
@@ -193,13 +194,13 @@ class Cluster:
         out = []
         log = Path(self.haproxy_env["TABLEBAY_HAPROXY_DIR"]) / "haproxy.log"
         for line in log.read_text(errors="replace").splitlines():
-            parts = line.split(" ", 8)
-            if len(parts) < 9 or parts[0] != "TB":
+            parts = line.split(" ", 9)
+            if len(parts) < 10 or parts[0] != "TB":
                 continue
             try:
                 out.append(Request(at=float(parts[1]), frontend=parts[2], server=parts[3],
                                    status=int(parts[4]), ms=int(parts[5]), from_server=parts[6].startswith("-"),
-                                   method=parts[7], uri=parts[8]))
+                                   retry_after=parts[7], method=parts[8], uri=parts[9]))
             except ValueError:
                 continue
         return out
