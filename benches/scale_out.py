@@ -12,8 +12,9 @@ cells run in alternating order over `--rounds` rounds and the table shows median
 - commits: 8 writer processes, each committing to a table of its own (so they never conflict; contention is
   iceberg_catalog.py's subject) the catalog part of an append, through the balancer, for `--seconds`.
 
-Besides the rates it prints where the CPU went over each measurement: the Tablebay instances (summed), the load
-generator, and the rest of the machine (PostgreSQL, SeaweedFS, HAProxy), from /proc. On 2 cores, more instances
+Besides the rates it prints where the CPU went over each measurement, from /proc: the Tablebay instances
+(summed), PostgreSQL (postmaster and backends), SeaweedFS, HAProxy, the load generator, and whatever else ran on
+the machine meanwhile. On 2 cores, more instances
 cannot add CPU; what the table shows is the overhead of the balancer hop and of the S3 store.
 """
 
@@ -54,24 +55,68 @@ def machine_busy() -> float:
     return (sum(values[:8]) - idle) / TICKS
 
 
+def children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+def pid_in(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class Meter:
-    """CPU seconds of the instances and of the machine over a measurement."""
+    """CPU seconds over a measurement: the instances, PostgreSQL (postmaster and its backends), SeaweedFS,
+    HAProxy, this process, and the whole machine (the rest is other work on the machine)."""
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
 
+    def groups(self) -> dict[str, list[int]]:
+        work = self.cluster.workdir
+        postmaster = pid_in(work / "pg" / "data" / "postmaster.pid")
+        weed, haproxy = pid_in(work / "weed" / "weed.pid"), pid_in(work / "haproxy" / "haproxy.pid")
+        return {
+            "tablebay": [i.pid for i in self.cluster.instances if i.pid],
+            "postgres": [postmaster, *children(postmaster)] if postmaster else [],
+            "weed": [weed] if weed else [],
+            "haproxy": [haproxy] if haproxy else [],
+        }
+
+    def sample(self) -> dict[str, float]:
+        return {name: sum(proc_cpu(p) for p in pids) for name, pids in self.groups().items()}
+
     def __enter__(self):
         self.t0 = time.monotonic()
-        self.tb0 = sum(proc_cpu(i.pid) for i in self.cluster.instances)
+        self.before = self.sample()
         self.all0 = machine_busy()
-        self.me0 = sum(os.times()[:4])
         return self
 
     def __exit__(self, *exc):
         self.wall = time.monotonic() - self.t0
-        self.tablebay = sum(proc_cpu(i.pid) for i in self.cluster.instances) - self.tb0
+        # Backends that exited meanwhile are not counted; the pool keeps its connections, so few do.
+        after = self.sample()
+        self.cpu = {name: after[name] - self.before.get(name, 0.0) for name in after}
         self.total = machine_busy() - self.all0
-        self.client = sum(os.times()[:4]) - self.me0
+
+
+CPU_PARTS = ("tablebay", "postgres", "weed", "haproxy", "client", "other")
+
+
+def cpu_split(meter: Meter, client: float) -> dict[str, float]:
+    """CPU seconds per part; `other` is whatever else ran on the machine meanwhile."""
+    split = dict(meter.cpu, client=client)
+    split["other"] = max(0.0, meter.total - sum(split.values()))
+    return split
 
 
 def measure(workdir: Path, instances: int, backend: str, seconds: float) -> dict:
@@ -101,16 +146,12 @@ def measure(workdir: Path, instances: int, backend: str, seconds: float) -> dict
         commits = sum(r["commits"] for r in results)
         errors = sum(r["errors"] for r in results)
         latencies = [x for r in results for x in r["latencies"]]
+        writers_cpu = sum(r["cpu"] for r in results)
         return {
             "loads/s": load["requests"] / seconds, "load p50 ms": load["p50"] * 1000,
-            "load errors": load["errors"],
-            "load cpu": (load_cpu.tablebay, load_cpu.total - load_cpu.tablebay - load["cpu"], load["cpu"],
-                         load_cpu.wall),
+            "load errors": load["errors"], "load cpu": cpu_split(load_cpu, load["cpu"]),
             "commits/s": commits / seconds, "commit p50 ms": ic.percentile(latencies, 0.5) * 1000,
-            "commit errors": errors,
-            "commit cpu": (commit_cpu.tablebay,
-                           commit_cpu.total - commit_cpu.tablebay - sum(r["cpu"] for r in results),
-                           sum(r["cpu"] for r in results), commit_cpu.wall),
+            "commit errors": errors, "commit cpu": cpu_split(commit_cpu, writers_cpu),
         }
     finally:
         cluster.stop()
@@ -153,16 +194,16 @@ def main() -> int:
         values = [x[key] if index is None else x[key][index] for x in results[cell]]
         return statistics.median(values)
 
-    print(f"\nmedians of {args.rounds} round(s), {args.seconds:.0f} s per measurement, through HAProxy")
-    print("| blob store | instances | loadTable/s | p50 ms | CPU s: tablebay / PG+S3+LB / wrk | "
-          "commits/s | p50 ms | CPU s: tablebay / PG+S3+LB / writers |")
+    print(f"\nmedians of {args.rounds} round(s), {args.seconds:.0f} s per measurement, through HAProxy; CPU seconds "
+          f"over the measurement: {' / '.join(CPU_PARTS)} (client: wrk or the 8 writers; other: the rest of the machine)")
+    print("| blob store | instances | loadTable/s | p50 ms | CPU s | commits/s | p50 ms | CPU s |")
     print("|---|---|---|---|---|---|---|---|")
     for n, backend in cells:
         c = (n, backend)
-        print(f"| {backend} | {n} | {med(c, 'loads/s'):.0f} | {med(c, 'load p50 ms'):.1f} | "
-              f"{med(c, 'load cpu', 0):.1f} / {med(c, 'load cpu', 1):.1f} / {med(c, 'load cpu', 2):.1f} | "
-              f"{med(c, 'commits/s'):.1f} | {med(c, 'commit p50 ms'):.1f} | "
-              f"{med(c, 'commit cpu', 0):.1f} / {med(c, 'commit cpu', 1):.1f} / {med(c, 'commit cpu', 2):.1f} |")
+        load_cpu = " / ".join(f"{med(c, 'load cpu', part):.1f}" for part in CPU_PARTS)
+        commit_cpu = " / ".join(f"{med(c, 'commit cpu', part):.1f}" for part in CPU_PARTS)
+        print(f"| {backend} | {n} | {med(c, 'loads/s'):.0f} | {med(c, 'load p50 ms'):.1f} | {load_cpu} | "
+              f"{med(c, 'commits/s'):.1f} | {med(c, 'commit p50 ms'):.1f} | {commit_cpu} |")
     return 0
 
 
