@@ -10,8 +10,9 @@
 # iceberg-rust's RestCatalog in crates/tablebay/tests/it/iceberg_clients_rust.rs; always with
 # TABLEBAY_TEST_POSTGRES_URL, so the PostgreSQL variants run and fail when they cannot), python-env
 # (scripts/python-env.sh), python-clients (pytest clients/python against the built binary: boto3, the AWS CLI,
-# PyIceberg, DuckDB — all but the S3 data-plane files), python-s3 (clients/python/test_s3_*.py: boto3, raw
-# SigV4, pyarrow, aws s3 on the local and the remote backend), s3-crash (kill -9 during large uploads; a power cut on a loop device),
+# PyIceberg, DuckDB — all but the S3 data-plane files and the stages' own files), python-s3
+# (clients/python/test_s3_*.py: boto3, raw SigV4, pyarrow, aws s3 on the local and the remote backend), s3-crash
+# (kill -9 during large uploads; a power cut on a loop device),
 # jvm-tools (scripts/jvm-tools.sh: a JDK and Maven, installed when missing), jvm-build (scripts/jvm-build.sh:
 # clients/jvm with Maven), jvm-s3 (the AWS SDK for Java v2 check, through pytest), kafka-connect
 # (scripts/jvm-kafka-connect.sh: a KRaft broker, a Connect worker and the Iceberg sink writing into Tablebay,
@@ -19,7 +20,10 @@
 # clients/jvm/flink: Spark 3.5 and Flink 1.20 with Iceberg 1.10.1's REST catalog, SigV4 and S3FileIO; jars by
 # scripts/jvm-pipeline-build.sh), rck (Iceberg's REST Compatibility Kit, scripts/rck.sh; every failure must be
 # listed with its reason in clients/jvm-rck/expected-failures.txt), console (clients/python/test_console.py: the web
-# console in Debian's headless chromium through Selenium; scripts/browser.sh installs the browser).
+# console in Debian's headless chromium through Selenium; scripts/browser.sh installs the browser), chaos
+# (clients/python/test_chaos.py: three instances on a PostgreSQL of their own and SeaweedFS behind HAProxy, under
+# kill -9 and dependency restarts, about 2.5 minutes of load; scripts/seaweedfs.sh builds `weed` once and
+# scripts/haproxy.sh installs haproxy when missing).
 # A stage whose prerequisite failed is skipped. To add one: write `stage_NAME`, add it to STAGES with every stage
 # it needs (the set-up it relies on, not just what happens to run before it).
 #
@@ -51,6 +55,7 @@ STAGES=(
     "flink|stage_flink|cargo-build python-env jvm-tools"
     "rck|stage_rck|cargo-build python-env jvm-tools"
     "console|stage_console|cargo-build python-env"
+    "chaos|stage_chaos|cargo-build python-env postgres"
 )
 
 # Stages run in subshells (so `set -e` holds inside them); one that must hand a variable to later stages
@@ -112,7 +117,7 @@ run_pytest() {
 
 stage_python_clients() {
     run_pytest clients/python --ignore-glob='*/test_s3_*.py' --ignore=clients/python/test_power_loss.py \
-        --ignore=clients/python/test_console.py
+        --ignore=clients/python/test_console.py --ignore=clients/python/test_chaos.py
 }
 
 # The web console in a real browser: Debian's chromium and chromium-driver (scripts/browser.sh installs them when
@@ -176,6 +181,14 @@ stage_rck() {
     export TABLEBAY_BIN="${TABLEBAY_BIN:-$CARGO_TARGET_DIR/debug/tablebay}"
     # Bounded: the JVM is killed after 540 s (the whole kit takes a few minutes on 2 cores).
     scripts/rck.sh --timeout 540 --expected-failures clients/jvm-rck/expected-failures.txt
+}
+
+# The scale-out scenario (docs/deployment.md). Its own PostgreSQL (it restarts it), so the postgres stage is only
+# the proof that the server package is installed; `weed` and haproxy are set up first, outside pytest's timing.
+stage_chaos() {
+    scripts/seaweedfs.sh build
+    scripts/haproxy.sh install
+    run_pytest -s clients/python/test_chaos.py
 }
 
 declare -A RESULT=() SECONDS_TAKEN=() REASON=()

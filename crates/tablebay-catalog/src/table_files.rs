@@ -21,7 +21,8 @@ use chrono::{DateTime, Utc};
 use futures::TryStreamExt;
 use iceberg::spec::TableMetadata;
 use tablebay_objects::{
-    ByteStream, ObjectAttributes, ObjectBody, ObjectKey, PutOptions, RowSync, StoredObject,
+    ByteStream, ObjectAttributes, ObjectBody, ObjectError, ObjectKey, PutOptions, RowSync,
+    StoredObject,
     TABLE_BUCKET_SUFFIX, TableLocation, warehouse_location,
 };
 use uuid::Uuid;
@@ -193,7 +194,12 @@ impl TableFiles {
             .read(found, range)
             .try_collect()
             .await
-            .map_err(|e| ServiceError::Internal(format!("reading {location}: {e}")))?;
+            .map_err(|e| match e {
+                // A store that cannot be reached is an outage (503, retry), not an internal error: a load that
+                // answered 500 here read to Iceberg clients as a broken table (issue 17).
+                ObjectError::Unavailable(source) => ServiceError::from(source),
+                other => ServiceError::Internal(format!("reading {location}: {other}")),
+            })?;
         Ok(chunks.concat().into())
     }
 

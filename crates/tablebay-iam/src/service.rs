@@ -39,8 +39,10 @@ impl std::fmt::Debug for IamConfig {
 
 /// How long a looked-up credential is reused without asking the store. Writes through this instance invalidate
 /// at once; the TTL bounds how long another instance behind the same load balancer keeps accepting a key that
-/// was deleted or deactivated here. Policies are never cached: a policy change applies to the next request.
-const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
+/// was deleted or deactivated here (measured in `tests/it/scale_out.rs`, documented in docs/deployment.md). One
+/// second costs one key read per key and instance per second. Policies are never cached: a policy change
+/// applies to the next request on every instance.
+const KEY_CACHE_TTL: Duration = Duration::from_secs(1);
 const KEY_CACHE_CAPACITY: u64 = 10_000;
 
 /// The IAM service: accounts, users, roles, keys, sessions and authorization. Cheap to clone.

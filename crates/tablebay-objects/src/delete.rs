@@ -119,18 +119,26 @@ impl Objects {
                 .collect()
                 .await;
             let mut done: Vec<String> = Vec::with_capacity(claimed);
+            // While the blob store is down every blob of the batch fails alike: one warning per batch, not one per
+            // blob (issue 17: an outage filled the logs).
+            let mut failed: Option<(usize, String, chrono::Duration)> = None;
             for (item, outcome) in outcomes {
                 match outcome {
                     Ok(()) => done.push(item.blob_key),
                     Err(e) => {
                         let wait = retry_delay(item.attempts);
-                        tracing::warn!(error = %e, blob = %item.blob_key, attempts = item.attempts,
-                            retry_in_secs = wait.num_seconds(), "could not delete an unlinked blob");
                         self.meta
                             .retry_blob_deletion(&item.blob_key, now + wait)
                             .await?;
+                        let entry = failed.get_or_insert_with(|| (0, e.to_string(), wait));
+                        entry.0 += 1;
+                        entry.2 = entry.2.min(wait);
                     }
                 }
+            }
+            if let Some((count, error, wait)) = failed {
+                tracing::warn!(%error, failed = count, retry_in_secs = wait.num_seconds(),
+                    "could not delete unlinked blobs; they stay queued and are retried later");
             }
             let done: Vec<&str> = done.iter().map(String::as_str).collect();
             self.meta.finish_blob_deletions(&done).await?;
@@ -142,13 +150,28 @@ impl Objects {
         }
     }
 
-    /// Deletes blobs no row references (never visible, or unlinked); failures are logged and left to
-    /// unreferenced-file removal.
+    /// Deletes blobs no row references (never visible, or unlinked). Those the blob store refuses are queued for
+    /// the periodic drain ([`Objects::delete_unlinked_blobs`]) and logged once for the call, not once per blob.
     pub(crate) async fn delete_blobs_now(&self, keys: Vec<String>) {
+        let mut failed = Vec::new();
+        let mut first_error = None;
         for key in keys {
             if let Err(e) = self.blobs.delete(&key).await {
-                tracing::warn!(error = %e, blob = %key, "could not delete an unreferenced blob");
+                first_error.get_or_insert(e);
+                failed.push(key);
             }
+        }
+        let Some(error) = first_error else {
+            return;
+        };
+        let due = Utc::now() + retry_delay(1);
+        let keys: Vec<&str> = failed.iter().map(String::as_str).collect();
+        match self.meta.queue_blob_deletions(&keys, due).await {
+            Ok(()) => tracing::warn!(%error, blobs = failed.len(),
+                "could not delete unreferenced blobs now; queued for a retry"),
+            // The database is down too: unreferenced-file removal collects them.
+            Err(queue_error) => tracing::warn!(%error, %queue_error, blobs = failed.len(),
+                "could not delete unreferenced blobs nor queue them; unreferenced-file removal will"),
         }
     }
 }

@@ -90,7 +90,9 @@ impl BlobStore {
                 let mut builder = object_store::aws::AmazonS3Builder::new()
                     .with_bucket_name(bucket)
                     .with_region(region)
-                    .with_virtual_hosted_style_request(!path_style);
+                    .with_virtual_hosted_style_request(!path_style)
+                    .with_client_options(s3_client_options())
+                    .with_retry(s3_retry_config());
                 if let Some(endpoint) = endpoint {
                     builder = builder
                         .with_endpoint(endpoint)
@@ -220,6 +222,9 @@ impl BlobStore {
         if let Some(path) = self.local.as_ref().and_then(|local| local.file(key)) {
             return read_file(move || std::fs::File::open(path), range).await;
         }
+        if self.local.is_none() {
+            return self.read_remote(key, range).await;
+        }
         let options = GetOptions {
             range: Some(GetRange::Bounded(range.clone())),
             ..GetOptions::default()
@@ -234,6 +239,45 @@ impl BlobStore {
             // chunks.
             GetResultPayload::File(file, _) => read_file(move || Ok(file), result.range).await,
             GetResultPayload::Stream(stream) => Ok(stream.map_err(StoreError::from).boxed()),
+        }
+    }
+
+    /// Bytes `range` of a blob in an S3 store, as one ranged GET per [`CHUNK_BYTES`], each read whole before it is
+    /// handed on: every request to the store is short and bounded by the client's timeout however slowly the
+    /// caller consumes the stream (one long GET would be cut by the timeout or hold a connection for a stalled
+    /// client). The first chunk is fetched before the stream is returned, so a missing blob is `NotFound` here.
+    async fn read_remote(&self, key: &str, range: Range<u64>) -> Result<BlobStream, StoreError> {
+        let path = self.path(key);
+        let end = range.end;
+        let first = remote_chunk(self.inner.as_ref(), &path, range.start, end).await?;
+        let next = range.start + first.len() as u64;
+        let store = Arc::clone(&self.inner);
+        let rest = futures::stream::try_unfold(next, move |offset| {
+            let (store, path) = (Arc::clone(&store), path.clone());
+            async move {
+                if offset >= end {
+                    return Ok(None);
+                }
+                let bytes = remote_chunk(store.as_ref(), &path, offset, end).await?;
+                let next = offset + bytes.len() as u64;
+                Ok(Some((bytes, next)))
+            }
+        });
+        Ok(futures::stream::once(async move { Ok(first) })
+            .chain(rest)
+            .boxed())
+    }
+
+    /// Checks that the store answers (an S3 store: a `HEAD` of a key that need not exist; a local store: always),
+    /// so that a server started against an unreachable or misconfigured store fails at start-up, not on its first
+    /// request.
+    pub async fn probe(&self) -> Result<(), StoreError> {
+        if self.local.is_some() {
+            return Ok(());
+        }
+        match self.inner.head(&self.path(".tablebay-probe")).await {
+            Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(StoreError::from(e)),
         }
     }
 
@@ -274,6 +318,60 @@ impl BlobStore {
             Err(e) => Err(StoreError::from(e)),
         }
     }
+}
+
+/// How the S3 client talks to the store: a short connect timeout, so a store that is down is noticed at once,
+/// and a request timeout that bounds one request of at most [`CHUNK_BYTES`] (reads are split into such requests,
+/// see [`BlobStore::read_remote`]), so a store that hangs is noticed too.
+fn s3_client_options() -> object_store::ClientOptions {
+    object_store::ClientOptions::new()
+        .with_connect_timeout(std::time::Duration::from_secs(2))
+        .with_timeout(std::time::Duration::from_secs(10))
+}
+
+/// Retries of the S3 client: a few, within 5 s, then the error reaches the caller as `Unavailable` (503; the
+/// client retries). object_store's default (10 retries within 3 minutes) held requests until the client's own
+/// stall timeout while the store restarted (issue 17).
+fn s3_retry_config() -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        backoff: object_store::BackoffConfig {
+            init_backoff: std::time::Duration::from_millis(100),
+            max_backoff: std::time::Duration::from_secs(1),
+            base: 2.0,
+        },
+        max_retries: 3,
+        retry_timeout: std::time::Duration::from_secs(5),
+    }
+}
+
+/// Up to [`CHUNK_BYTES`] of the remote blob at `path` from `offset`, short of `end`, in one ranged GET.
+async fn remote_chunk(
+    store: &dyn ObjectStore,
+    path: &object_store::path::Path,
+    offset: u64,
+    end: u64,
+) -> Result<Bytes, StoreError> {
+    let upto = end.min(offset.saturating_add(CHUNK_BYTES as u64));
+    let bytes = match store.get_range(path, offset..upto).await {
+        Ok(bytes) => bytes,
+        Err(object_store::Error::NotFound { .. }) => return Err(StoreError::NotFound),
+        Err(e) => return Err(StoreError::from(e)),
+    };
+    if bytes.is_empty() {
+        return checked_chunk(Vec::new(), offset, end);
+    }
+    Ok(bytes)
+}
+
+/// A chunk read at `offset`; an empty one means the file is shorter than the row says: fail rather than end
+/// the response early without a sign.
+fn checked_chunk(chunk: Vec<u8>, offset: u64, end: u64) -> Result<Bytes, StoreError> {
+    if chunk.is_empty() {
+        return Err(StoreError::Corrupt(format!(
+            "blob ends at {offset}, expected {end} bytes"
+        )));
+    }
+    Ok(Bytes::from(chunk))
 }
 
 /// A stream of a blob's bytes.

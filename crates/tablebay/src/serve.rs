@@ -10,7 +10,7 @@ use tablebay_http::AppState;
 use tablebay_iam::{Iam, IamConfig};
 use tablebay_maintenance::JobRunner;
 use tablebay_objects::Objects;
-use tablebay_store::{BlobStore, MetaStore};
+use tablebay_store::{BlobStore, BlobUrl, MetaStore};
 use tokio::net::TcpListener;
 
 use crate::config::{Config, LogFormat};
@@ -62,12 +62,25 @@ pub fn init_logging(config: &Config) -> anyhow::Result<()> {
 /// Opens the configured stores and the catalog over them with the configured master keys, checked against
 /// the ones the metadata store has seen (`serve` and `compact` open them the same way).
 pub async fn open_catalog(config: &Config) -> anyhow::Result<(MetaStore, Catalog)> {
+    // Each store is reached before anything else happens, and a failure names the one that could not be reached
+    // (issue 17: an instance started against an unreachable dependency fails fast and says which).
     let meta = MetaStore::connect_with(&config.meta_url, config.durability)
         .await
-        .context("opening the metadata store")?;
+        .with_context(|| {
+            format!(
+                "could not open the metadata store at {}",
+                redacted_url(&config.meta_url)
+            )
+        })?;
     let blobs = BlobStore::open(&config.blob_url)
         .context("opening the blob store")?
         .with_durability(config.durability);
+    blobs.probe().await.with_context(|| {
+        format!(
+            "could not reach the blob store {}",
+            blob_location(&config.blob_url)
+        )
+    })?;
     if !config.durability.syncs() {
         tracing::warn!(
             "durability is relaxed: acknowledged writes to the local metadata file and blob directory are not \
@@ -88,6 +101,37 @@ pub async fn open_catalog(config: &Config) -> anyhow::Result<(MetaStore, Catalog
         .await
         .context("checking the encryption keys")?;
     Ok((meta, catalog))
+}
+
+/// `url` without the password of its user part (`postgres://user:secret@host/db` → `postgres://user@host/db`).
+fn redacted_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((user, host)) => {
+            let user = user.split_once(':').map_or(user, |(name, _)| name);
+            format!("{scheme}://{user}@{host}{path}")
+        }
+        None => url.to_string(),
+    }
+}
+
+/// Where the blob store is, for messages: the directory, or the bucket, prefix and endpoint (never a key).
+fn blob_location(url: &BlobUrl) -> String {
+    match url {
+        BlobUrl::Local(dir) => dir.display().to_string(),
+        BlobUrl::S3 {
+            bucket,
+            prefix,
+            endpoint,
+            ..
+        } => format!(
+            "s3://{bucket}/{prefix} at {}",
+            endpoint.as_deref().unwrap_or("the AWS endpoint")
+        ),
+    }
 }
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
@@ -256,4 +300,23 @@ fn shutdown_signal() -> Shutdown {
         let _ = tx.send(true);
     });
     Shutdown(rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted_url;
+
+    #[test]
+    fn urls_lose_their_password() {
+        for (url, want) in [
+            ("postgres://u:secret@db:5432/x", "postgres://u@db:5432/x"),
+            ("postgres://u@db/x", "postgres://u@db/x"),
+            ("postgres://db/x", "postgres://db/x"),
+            ("postgres://u:p@ss@db/x", "postgres://u@db/x"),
+            ("sqlite:///var/lib/t.db", "sqlite:///var/lib/t.db"),
+            ("sqlite:t.db", "sqlite:t.db"),
+        ] {
+            assert_eq!(redacted_url(url), want, "{url}");
+        }
+    }
 }

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use bytes::Bytes;
 use futures::stream::StreamExt;
 
-use super::{BlobStream, CHUNK_BYTES};
+use super::{BlobStream, CHUNK_BYTES, checked_chunk};
 use crate::StoreError;
 use crate::durability::{Durability, SyncGroup};
 
@@ -327,17 +327,6 @@ pub(super) async fn read_file(
     Ok(futures::stream::once(async move { Ok(first) })
         .chain(rest)
         .boxed())
-}
-
-/// A chunk read at `offset`; an empty one means the file is shorter than the row says: fail rather than end
-/// the response early without a sign.
-fn checked_chunk(chunk: Vec<u8>, offset: u64, end: u64) -> Result<Bytes, StoreError> {
-    if chunk.is_empty() {
-        return Err(StoreError::Corrupt(format!(
-            "blob ends at {offset}, expected {end} bytes"
-        )));
-    }
-    Ok(Bytes::from(chunk))
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod identity;
 mod maintenance;
 mod outages;
 mod s3;
+mod scale_out;
 mod security_confinement;
 mod security_iam;
 mod security_requests;
