@@ -2,7 +2,12 @@
 //! `StoreError::Unavailable` (which every surface answers 503), never hang on retries, and never report a write
 //! done. The store here is a loopback socket that misbehaves on purpose: nothing listening, a server that answers
 //! every request `500 InternalError`, and one that accepts connections and never answers.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::time::{Duration, Instant};
 
