@@ -199,13 +199,14 @@ def start(slot: str, binary: Path, work: Path) -> Target:
         return TablebayTarget(binary, work, "full")
     if slot == "tb-relaxed":
         return TablebayTarget(binary, work, "relaxed")
-    if slot == "weed-fsync":
-        return PeerTarget("seaweedfs", work, "fsync")
-    if slot == "weed-default":
-        return PeerTarget("seaweedfs", work, "default")
-    if slot == "rest":
-        return PeerTarget("iceberg-rest", work)
-    raise ValueError(slot)
+    peer, mode = {"weed-fsync": ("seaweedfs", "fsync"), "weed-default": ("seaweedfs", "default"),
+                  "rest": ("iceberg-rest", None)}[slot]
+    try:
+        return PeerTarget(peer, work, mode)
+    except RuntimeError as e:  # a fixed port taken for a moment by someone else: once more, in a clean directory
+        print(f"    {slot} did not start, once more: {str(e)[-300:]}", flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+        return PeerTarget(peer, work, mode)
 
 
 # --- the cells --------------------------------------------------------------------------------------------
