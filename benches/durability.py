@@ -228,6 +228,8 @@ def count_syncs(binary: Path, work: Path, durability: str, op: str, n: int) -> i
 def syncs_per_operation(binary: Path, work: Path) -> list[tuple[str, str, float]]:
     rows = []
     plan = {"PUT 4 KiB": 200, "PUT 4 KiB, 16 at once": 400, "PUT 64 MiB": 4, "multipart 3 × 8 MiB": 4, "commit": 200}
+    if os.environ.get("BENCH_SYNC_OPS"):  # a subset, e.g. BENCH_SYNC_OPS=commit
+        plan = {op: n for op, n in plan.items() if op in os.environ["BENCH_SYNC_OPS"].split(",")}
     for durability in MODES:
         for op, n in plan.items():
             base = count_syncs(binary, work, durability, op, 0)
