@@ -24,9 +24,9 @@
 # $HOME/.cache/tablebay-peers)/iceberg-rest, re-resolved when benches/peers/pom.xml or the launcher changes.
 #
 # Environment: TABLEBAY_PEERS_DIR (default $HOME/.cache/tablebay-bench/peers): each peer's data, log and pid file
-# (seaweedfs/, iceberg-rest/), on the disk the benchmark measures; TABLEBAY_WEED_PORT (default 21333: S3; master,
+# (seaweedfs/, iceberg-rest/), on the disk the benchmark measures; TABLEBAY_WEED_PORT (default 17333: S3; master,
 # volume and filer take the next three ports, Iceberg REST the one after), TABLEBAY_WEED_ACCESS_KEY /
-# TABLEBAY_WEED_SECRET_KEY (passed to scripts/seaweedfs.sh); TABLEBAY_ICEBERG_REST_PORT (default 21181).
+# TABLEBAY_WEED_SECRET_KEY (passed to scripts/seaweedfs.sh); TABLEBAY_ICEBERG_REST_PORT (default 17181).
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,11 +35,12 @@ CACHE="${TABLEBAY_PEERS_CACHE:-$HOME/.cache/tablebay-peers}"
 RUN="${TABLEBAY_PEERS_DIR:-$HOME/.cache/tablebay-bench/peers}"
 REST_HOME="$CACHE/iceberg-rest"
 REST_DIR="$RUN/iceberg-rest"
-REST_PORT="${TABLEBAY_ICEBERG_REST_PORT:-21181}"
+REST_PORT="${TABLEBAY_ICEBERG_REST_PORT:-17181}"
 export TABLEBAY_WEED_DIR="$RUN/seaweedfs"
 # Fixed ports below Linux's ephemeral range (32768–60999): a port in it can be held by any outgoing connection (or
-# its TIME_WAIT) of the load generators, and weed exits when one of its listeners cannot bind. gRPC ports are +10000.
-export TABLEBAY_WEED_PORT="${TABLEBAY_WEED_PORT:-21333}"
+# its TIME_WAIT) of the load generators, and weed exits when one of its listeners cannot bind. gRPC ports are +10000;
+# 17333-17337 and 27333-27336 also stay clear of the ranges the cluster harness draws from (tablebay_test/cluster.py).
+export TABLEBAY_WEED_PORT="${TABLEBAY_WEED_PORT:-17333}"
 # Large volumes: the benchmark's 64 MiB objects would otherwise fill one 64 MiB volume each (seaweedfs.sh's default
 # is small for its fault tests); 1 GiB keeps volume growth out of the measured cells.
 export TABLEBAY_WEED_VOLUME_MB="${TABLEBAY_WEED_VOLUME_MB:-1024}"
