@@ -167,15 +167,21 @@ def setup_catalog(client: Client, warehouse: str) -> str:
     return prefix
 
 
+def catalog_base(prefix: str) -> str:
+    """The path under which Tablebay serves catalog `prefix`; a `prefix` starting with `/` is taken as another
+    catalog's whole base path instead (`/v1/<bucket>`, `/v1`: benches/peers.py runs these helpers against peers)."""
+    return prefix if prefix.startswith("/") else f"/iceberg/v1/{prefix}"
+
+
 def create_table(client: Client, prefix: str, name: str) -> dict:
-    status, body = client.request("POST", f"/iceberg/v1/{prefix}/namespaces/bench/tables",
+    status, body = client.request("POST", f"{catalog_base(prefix)}/namespaces/bench/tables",
                                   {"name": name, "schema": SCHEMA})
     assert status == 200, (status, body[:300])
     return json.loads(body)["metadata"]
 
 
 def table_path(prefix: str, name: str) -> str:
-    return f"/iceberg/v1/{prefix}/namespaces/bench/tables/{name}"
+    return f"{catalog_base(prefix)}/namespaces/bench/tables/{name}"
 
 
 def append_commit(metadata: dict, name: str) -> dict:

@@ -17,9 +17,11 @@
 # Environment: GO (default /usr/local/go/bin/go, else `go` on PATH); GOPATH/GOMODCACHE as usual;
 # TABLEBAY_WEED_CACHE (default $HOME/.cache/tablebay-seaweedfs); TABLEBAY_WEED_DIR (default
 # $TABLEBAY_WEED_CACHE/run) holds data/, weed.log, weed.pid and s3.json; TABLEBAY_WEED_PORT (default 58333:
-# the S3 port; the master, volume and filer take the next ports, and each gRPC port is its HTTP port + 10000);
+# the S3 port; the master, volume and filer take the next ports, the Iceberg REST catalog the one after (S3 port
+# + 4), and each gRPC port is its HTTP port + 10000; the Lance port is off);
 # TABLEBAY_WEED_BUCKET (default tablebay), TABLEBAY_WEED_ACCESS_KEY / TABLEBAY_WEED_SECRET_KEY (default
-# weedtestkey / weedtestsecret): the static S3 credentials the server accepts, with admin rights.
+# weedtestkey / weedtestsecret): the static S3 credentials the server accepts, with admin rights;
+# TABLEBAY_WEED_VOLUME_MB (default 64): the volume size limit (small, so the fault tests spread over volumes).
 set -euo pipefail
 
 WEED_MODULE=github.com/seaweedfs/seaweedfs
@@ -32,6 +34,7 @@ PORT="${TABLEBAY_WEED_PORT:-58333}"
 BUCKET="${TABLEBAY_WEED_BUCKET:-tablebay}"
 ACCESS_KEY="${TABLEBAY_WEED_ACCESS_KEY:-weedtestkey}"
 SECRET_KEY="${TABLEBAY_WEED_SECRET_KEY:-weedtestsecret}"
+VOLUME_MB="${TABLEBAY_WEED_VOLUME_MB:-64}"
 PID_FILE="$RUN_DIR/weed.pid"
 LOG="$RUN_DIR/weed.log"
 
@@ -94,10 +97,11 @@ EOF
     # setsid: the server outlives this script and a later `kill` reaches the whole process group.
     setsid "$WEED" server -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$RUN_DIR/data" \
         -master.port="$master" -master.port.grpc=$((master + 10000)) \
-        -master.volumeSizeLimitMB=64 -master.telemetry=false \
+        -master.volumeSizeLimitMB="$VOLUME_MB" -master.telemetry=false \
         -volume.port="$volume" -volume.port.grpc=$((volume + 10000)) -volume.max=0 \
         -filer -filer.port="$filer" -filer.port.grpc=$((filer + 10000)) \
         -s3 -s3.port="$PORT" -s3.port.grpc=$((PORT + 10000)) -s3.config="$RUN_DIR/s3.json" \
+        -s3.port.iceberg=$((PORT + 4)) -s3.port.lance=0 \
         >>"$LOG" 2>&1 </dev/null 3>&- &
     echo $! >"$PID_FILE"
     wait_ready_bucket

@@ -39,10 +39,11 @@ def free_port() -> int:
 
 
 def weed_base_port() -> int:
-    """A port P with P..P+3 and their gRPC twins (+10000) all free (SeaweedFS's layout, scripts/seaweedfs.sh)."""
+    """A port P with P..P+4 and the gRPC twins (+10000) of P..P+3 all free (SeaweedFS's layout, scripts/seaweedfs.sh:
+    S3, master, volume, filer, Iceberg REST)."""
     for _ in range(200):
         base = random.randint(20000, 25000)
-        ports = [base + i for i in range(4)] + [base + i + 10000 for i in range(4)]
+        ports = [base + i for i in range(5)] + [base + i + 10000 for i in range(4)]
         try:
             for port in ports:
                 with socket.socket() as s:
