@@ -245,7 +245,7 @@ impl BlobStore {
     /// Bytes `range` of a blob in an S3 store, as one ranged GET per [`CHUNK_BYTES`], each read whole before it is
     /// handed on: every request to the store is short and bounded by the client's timeout however slowly the
     /// caller consumes the stream (one long GET would be cut by the timeout or hold a connection for a stalled
-    /// client). The first chunk is fetched before the stream is returned, so a missing blob is `NotFound` here.
+    /// client). The first chunk is fetched before the stream is returned, so a failing store fails here.
     async fn read_remote(&self, key: &str, range: Range<u64>) -> Result<BlobStream, StoreError> {
         let path = self.path(key);
         let end = range.end;
@@ -354,7 +354,19 @@ async fn remote_chunk(
     let upto = end.min(offset.saturating_add(CHUNK_BYTES as u64));
     let bytes = match store.get_range(path, offset..upto).await {
         Ok(bytes) => bytes,
-        Err(object_store::Error::NotFound { .. }) => return Err(StoreError::NotFound),
+        // Only blobs a row references are read, and the store acknowledged each of them: a store that now says
+        // it has none, or refuses the credentials it accepted, is restarting or recovering (SeaweedFS answers so
+        // while its volumes load). Retry later, rather than a 500 for a file that is there.
+        Err(
+            e @ (object_store::Error::NotFound { .. }
+            | object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. }),
+        ) => {
+            return Err(StoreError::Unavailable {
+                store: "blob store",
+                source: Box::new(e),
+            });
+        }
         Err(e) => return Err(StoreError::from(e)),
     };
     if bytes.is_empty() {
