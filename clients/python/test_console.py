@@ -33,10 +33,12 @@ from tablebay_test.server import TablebayServer
 os.environ["SE_OFFLINE"] = "true"
 
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
+from selenium.common.exceptions import (  # noqa: E402
+    NoAlertPresentException, TimeoutException, WebDriverException)
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 XSS = "<script>alert(1)</script>"
 REPO = Path(__file__).resolve().parents[2]
@@ -114,12 +116,29 @@ class Console:
         field.send_keys(text)
 
     def submit(self, css: str) -> None:
-        """Clicks a submit button, accepting the confirmation a deletion asks for."""
+        """Clicks a submit button, accepting the confirmation a deletion asks for, and waits for the answer's page:
+        a click returns before the browser has loaded it, so reading the URL at once could see the old page."""
+        # Each document has its own time origin: a new one, fully loaded, is the answer's page.
+        origin = self.d.execute_script("return performance.timeOrigin")
         self.one(css).click()
+
+        def answered(driver) -> bool:
+            try:  # the confirmation may open a moment after the click
+                driver.switch_to.alert.accept()
+                return False
+            except NoAlertPresentException:
+                pass
+            try:
+                now = driver.execute_script(
+                    "return document.readyState === 'complete' ? performance.timeOrigin : null")
+            except WebDriverException:  # between documents
+                return False
+            return now is not None and now != origin
+
         try:
-            self.d.switch_to.alert.accept()
-        except NoAlertPresentException:
-            pass
+            WebDriverWait(self.d, 15).until(answered)
+        except TimeoutException:
+            pass  # a form the browser did not send (its own validation refused it): the page stays
 
     def sign_in(self, key: str, secret: str) -> None:
         self.go("/console/login")
