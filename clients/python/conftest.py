@@ -19,6 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 from tablebay_test.cli import AwsCli
+from tablebay_test.cluster import Cluster
 from tablebay_test.clients import make_client
 from tablebay_test.expect import bucket_arn, purge_bucket, unique
 from tablebay_test.iceberg import data_plane_missing, rest_catalog
@@ -226,6 +227,10 @@ def pytest_runtest_makereport(item, call):
             srv = funcargs.get(name)
             if isinstance(srv, TablebayServer):
                 report.sections.append((f"{name} log", srv.log_tail(40)))
+        cluster = funcargs.get("cluster")
+        if isinstance(cluster, Cluster):
+            cluster.failed = True
+            report.sections.extend(cluster.failure_report())
         for name in ("s3env", "s3env_both"):
             env = funcargs.get(name)
             if isinstance(env, S3Env) and env.backend == "remote":

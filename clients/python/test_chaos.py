@@ -24,7 +24,8 @@ SeaweedFS is restarted once. The load generator keeps its own record of what was
 
 Needs scripts/seaweedfs.sh (builds `weed` once, cached) and scripts/haproxy.sh (installs Debian's haproxy when
 missing); the `chaos` stage of scripts/test.sh runs it. CHAOS_LOAD_SECONDS (150) and CHAOS_MIN_COMMITS (500) change
-the load (for a quick try); CHAOS_KEEP=1 keeps the logs and data under ~/.cache/tablebay-chaos.
+the load (for a quick try); CHAOS_KEEP=1 keeps the logs and data under ~/.cache/tablebay-chaos, as a failure
+does (and the failure's report shows each instance's error lines).
 """
 
 from __future__ import annotations
@@ -261,7 +262,9 @@ def cluster(tmp_path_factory):
         yield c
     finally:
         c.stop()
-        if os.environ.get("CHAOS_KEEP") != "1":
+        if c.failed or os.environ.get("CHAOS_KEEP") == "1":
+            print(f"chaos: logs and data kept in {base}")
+        else:
             c.remove()
 
 

@@ -106,6 +106,7 @@ class Cluster:
                          "TABLEBAY_WEED_SECRET_KEY": WEED_SECRET}
         self.haproxy_env = {"TABLEBAY_HAPROXY_DIR": str(self.workdir / "haproxy")}
         self.instances: list[Instance] = []
+        self.failed = False     # set when a test using the cluster failed: its directory is kept
         self.tables_url = self.s3_url = ""
         self.pg_url = self.weed_url = ""
 
@@ -190,6 +191,20 @@ class Cluster:
             assert time.monotonic() < deadline, "instances not healthy"
             time.sleep(0.2)
         time.sleep(1.2)
+
+    def failure_report(self, lines: int = 30) -> list[tuple[str, str]]:
+        """What a failed test should show: each instance's error lines (its log is at warn level, so these are
+        what it answered 500 for, with the cause) and the tails of the dependencies' logs."""
+        sections = []
+        for i, inst in enumerate(self.instances):
+            text = inst.log_path.read_text(errors="replace") if inst.log_path.exists() else ""
+            errors = [line for line in text.splitlines() if " ERROR " in line or "panicked" in line]
+            sections.append((f"tb{i + 1} error lines ({len(errors)})", "\n".join(errors[-lines:])))
+        for name, path in (("seaweedfs", Path(self.weed_env["TABLEBAY_WEED_DIR"]) / "weed.log"),
+                           ("postgres", Path(self.pg_env["TABLEBAY_PG_DIR"]) / "postgres.log")):
+            if path.exists():
+                sections.append((f"{name} log tail", "\n".join(path.read_text(errors="replace").splitlines()[-lines:])))
+        return sections
 
     def requests(self) -> list[Request]:
         out = []
