@@ -296,22 +296,43 @@ fn first(pairs: &FormPairs, key: &str) -> Option<String> {
 }
 
 /// Splits the raw path into decoded segments. A proxy that decoded `%2F` inside a bucket ARN leaves
-/// `…:bucket` and the bucket name as two segments: they are joined again.
+/// `…:bucket` and the bucket name as two segments: they are joined again, but only when the ARN arrived
+/// unencoded (a client that encodes `:` encoded its `/` too) and the next segment is not the last one naming a
+/// sub-resource. Otherwise a malformed ARN such as `…:bucket` followed by `/policy` would read as the ARN of a
+/// bucket named `policy`, and `DELETE /buckets/{arn}/policy` as deleting that bucket.
 fn segments(path: &str) -> Result<Vec<String>, ControlPlaneError> {
+    const SUB_RESOURCES: [&str; 9] = [
+        "policy",
+        "encryption",
+        "maintenance",
+        "maintenance-job-status",
+        "metrics",
+        "storage-class",
+        "logging",
+        "metadata-location",
+        "rename",
+    ];
+    let raws: Vec<&str> = path.split('/').skip(1).collect();
     let mut out: Vec<String> = Vec::new();
-    for raw in path.split('/').skip(1) {
+    let mut joinable = false;
+    for (i, raw) in raws.iter().enumerate() {
         let decoded = percent_decode_str(raw)
             .decode_utf8()
             .map_err(|_| {
                 ControlPlaneError::BadRequest("The request path is not valid UTF-8".to_string())
             })?
             .into_owned();
+        let names_sub_resource = i + 1 == raws.len() && SUB_RESOURCES.contains(&decoded.as_str());
         match out.last_mut() {
-            Some(last) if last.ends_with(":bucket") => {
+            Some(last) if joinable && !names_sub_resource => {
                 last.push('/');
                 last.push_str(&decoded);
+                joinable = false;
             }
-            _ => out.push(decoded),
+            _ => {
+                joinable = !raw.contains('%') && decoded.ends_with(":bucket");
+                out.push(decoded);
+            }
         }
     }
     if out.last().is_some_and(String::is_empty) {
@@ -785,6 +806,24 @@ mod tests {
                 format!("/tables/{ARN}/ns1/t1/policy"),
                 None,
                 Endpoint::GetTablePolicy { table: tp() },
+            ),
+            // An encoded ARN without a bucket name stays malformed: never the ARN of a bucket named after the
+            // next segment (which would make this delete a bucket named `policy`).
+            (
+                Method::DELETE,
+                "/buckets/arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket/policy".to_string(),
+                None,
+                Endpoint::DeleteTableBucketPolicy {
+                    bucket: "arn:aws:s3tables:us-east-1:111122223333:bucket".into(),
+                },
+            ),
+            (
+                Method::DELETE,
+                "/buckets/arn:aws:s3tables:us-east-1:111122223333:bucket/policy".to_string(),
+                None,
+                Endpoint::DeleteTableBucketPolicy {
+                    bucket: "arn:aws:s3tables:us-east-1:111122223333:bucket".into(),
+                },
             ),
         ];
         for (method, path, query, expected) in cases {

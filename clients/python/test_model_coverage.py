@@ -1,0 +1,244 @@
+"""Every operation of the pinned botocore's `s3tables` model (issue 21): each served operation is called once
+with valid input and once with one invalid parameter (a value botocore's own validation lets through, so the
+server must refuse it with the model's error); each operation not served yet answers a clear refusal. The test
+fails when botocore gains an operation that is in neither list, and when docs/s3tables-operations.md, the
+table of every operation with its status here, disagrees with these lists.
+
+The operations' behaviour in depth is in the other test files (test_buckets.py, test_tables.py, …); this one is
+the census."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import botocore.session
+import pytest
+from botocore.exceptions import ClientError
+
+from tablebay_test.clients import make_client
+from tablebay_test.expect import bucket_arn, new_metadata_location, purge_bucket, unique
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "s3tables-operations.md"
+POLICY = ('{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"111122223333"},'
+          '"Action":"s3tables:GetTable","Resource":"*"}]}')
+MAINTENANCE = {"status": "enabled", "settings": {"icebergUnreferencedFileRemoval": {
+    "unreferencedDays": 3, "nonCurrentDays": 10}}}
+
+# Operations not served yet, and why: each answers a refusal that says so (see test_unserved_operations_refuse).
+UNSERVED = {
+    "PutTableBucketLogging": "access logging (issue 21)",
+    "GetTableBucketLogging": "access logging (issue 21)",
+    "StartTableMigration": "table migration (issue 21)",
+    "SyncTableMigration": "table migration (issue 21)",
+    "UpdateTableMigration": "table migration (issue 21)",
+    "CompleteTableMigration": "table migration (issue 21)",
+    "GetTableMigration": "table migration (issue 21)",
+    "ListTableMigrations": "table migration (issue 21)",
+    "PutTableBucketReplication": "replication (issue 20)",
+    "GetTableBucketReplication": "replication (issue 20)",
+    "DeleteTableBucketReplication": "replication (issue 20)",
+    "PutTableReplication": "replication (issue 20)",
+    "GetTableReplication": "replication (issue 20)",
+    "DeleteTableReplication": "replication (issue 20)",
+    "GetTableReplicationStatus": "replication (issue 20)",
+    "DisassociateTableReplication": "replication (issue 20)",
+    "PutTableRecordExpirationConfiguration": "record expiration (issue 20)",
+    "GetTableRecordExpirationConfiguration": "record expiration (issue 20)",
+    "GetTableRecordExpirationJobStatus": "record expiration (issue 20)",
+}
+
+
+class Ctx:
+    """The resources the calls act on: a bucket with a namespace and a table, made by the first calls."""
+
+    def __init__(self):
+        self.bucket = unique("census")
+        self.arn = bucket_arn(self.bucket)
+        self.ns = unique("ns", "_")
+        self.table = unique("tbl", "_")
+        self.table_arn = self.token = self.warehouse = ""
+
+    def ids(self, **more) -> dict:
+        return {"tableBucketARN": self.arn, "namespace": self.ns, "name": self.table, **more}
+
+
+@dataclass
+class Op:
+    name: str
+    valid: Callable[[Ctx], dict]
+    invalid: Callable[[Ctx], dict]
+    error: tuple[str, int] = ("BadRequestException", 400)
+    after: Callable[[Ctx, dict], None] = lambda ctx, resp: None
+
+
+BAD_ARN = "arn:aws:s3tables:us-east-1:111122223333:bucket"   # no bucket name
+BAD_NS = "Not-A-Namespace"                                     # upper case and hyphens are not allowed
+
+
+def _created_table(ctx: Ctx, resp: dict) -> None:
+    ctx.table_arn, ctx.token = resp["tableARN"], resp["versionToken"]
+
+
+def _located(ctx: Ctx, resp: dict) -> None:
+    ctx.token, ctx.warehouse = resp["versionToken"], resp["warehouseLocation"]
+
+
+def _renamed(ctx: Ctx, resp: dict) -> None:
+    ctx.table = ctx.table + "_renamed"
+
+
+# In the order they run: creations first, deletions last.
+SERVED = [
+    Op("CreateTableBucket", lambda c: {"name": c.bucket}, lambda c: {"name": "Not_A_Bucket"}),
+    Op("ListTableBuckets", lambda c: {"prefix": "census"}, lambda c: {"continuationToken": "not-a-token"}),
+    Op("GetTableBucket", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("CreateNamespace", lambda c: {"tableBucketARN": c.arn, "namespace": [c.ns]},
+       lambda c: {"tableBucketARN": c.arn, "namespace": [BAD_NS]}),
+    Op("ListNamespaces", lambda c: {"tableBucketARN": c.arn},
+       lambda c: {"tableBucketARN": c.arn, "continuationToken": "not-a-token"}),
+    Op("GetNamespace", lambda c: {"tableBucketARN": c.arn, "namespace": c.ns},
+       lambda c: {"tableBucketARN": c.arn, "namespace": BAD_NS}),
+    Op("CreateTable", lambda c: c.ids(format="ICEBERG"), lambda c: c.ids(name="other", format="PARQUET"),
+       after=_created_table),
+    Op("ListTables", lambda c: {"tableBucketARN": c.arn, "namespace": c.ns},
+       lambda c: {"tableBucketARN": c.arn, "namespace": BAD_NS}),
+    Op("GetTable", lambda c: {"tableArn": c.table_arn}, lambda c: {"tableArn": "arn:aws:s3tables:nowhere"}),
+    Op("GetTableMetadataLocation", lambda c: c.ids(), lambda c: c.ids(namespace=BAD_NS), after=_located),
+    Op("UpdateTableMetadataLocation",
+       lambda c: c.ids(versionToken=c.token, metadataLocation=new_metadata_location(c.warehouse, 1)),
+       lambda c: c.ids(versionToken="made-up-token", metadataLocation=new_metadata_location(c.warehouse, 2)),
+       ("ConflictException", 409), after=lambda c, r: setattr(c, "token", r["versionToken"])),
+    Op("PutTableBucketEncryption", lambda c: {"tableBucketARN": c.arn,
+                                              "encryptionConfiguration": {"sseAlgorithm": "AES256"}},
+       lambda c: {"tableBucketARN": c.arn, "encryptionConfiguration": {"sseAlgorithm": "rot13"}}),
+    Op("GetTableBucketEncryption", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("GetTableEncryption", lambda c: c.ids(), lambda c: c.ids(namespace=BAD_NS)),
+    Op("PutTableBucketMaintenanceConfiguration",
+       lambda c: {"tableBucketARN": c.arn, "type": "icebergUnreferencedFileRemoval", "value": MAINTENANCE},
+       lambda c: {"tableBucketARN": c.arn, "type": "icebergNothing", "value": MAINTENANCE}),
+    Op("GetTableBucketMaintenanceConfiguration", lambda c: {"tableBucketARN": c.arn},
+       lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("PutTableMaintenanceConfiguration",
+       lambda c: c.ids(type="icebergCompaction", value={"status": "enabled"}),
+       lambda c: c.ids(type="icebergCompaction", value={"status": "sometimes"})),
+    Op("GetTableMaintenanceConfiguration", lambda c: c.ids(), lambda c: c.ids(namespace=BAD_NS)),
+    Op("GetTableMaintenanceJobStatus", lambda c: c.ids(), lambda c: c.ids(namespace=BAD_NS)),
+    Op("PutTableBucketMetricsConfiguration", lambda c: {"tableBucketARN": c.arn},
+       lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("GetTableBucketMetricsConfiguration", lambda c: {"tableBucketARN": c.arn},
+       lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("PutTableBucketPolicy", lambda c: {"tableBucketARN": c.arn, "resourcePolicy": POLICY},
+       lambda c: {"tableBucketARN": c.arn, "resourcePolicy": "{not json"}),
+    Op("GetTableBucketPolicy", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("PutTablePolicy", lambda c: c.ids(resourcePolicy=POLICY), lambda c: c.ids(resourcePolicy="{not json")),
+    Op("GetTablePolicy", lambda c: c.ids(), lambda c: c.ids(namespace=BAD_NS)),
+    Op("PutTableBucketStorageClass",
+       lambda c: {"tableBucketARN": c.arn, "storageClassConfiguration": {"storageClass": "STANDARD"}},
+       lambda c: {"tableBucketARN": c.arn, "storageClassConfiguration": {"storageClass": "GLACIER"}}),
+    Op("GetTableBucketStorageClass", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("GetTableStorageClass", lambda c: c.ids(), lambda c: c.ids(namespace=BAD_NS)),
+    Op("TagResource", lambda c: {"resourceArn": c.arn, "tags": {"team": "census"}},
+       lambda c: {"resourceArn": c.arn, "tags": {"aws:reserved": "x"}}),
+    Op("ListTagsForResource", lambda c: {"resourceArn": c.arn}, lambda c: {"resourceArn": BAD_ARN}),
+    Op("UntagResource", lambda c: {"resourceArn": c.arn, "tagKeys": ["team"]},
+       lambda c: {"resourceArn": BAD_ARN, "tagKeys": ["team"]}),
+    Op("RenameTable", lambda c: c.ids(newName=c.table + "_renamed"), lambda c: c.ids(newName="Not-A-Table"),
+       after=_renamed),
+    Op("DeleteTablePolicy", lambda c: c.ids(), lambda c: c.ids(namespace=BAD_NS)),
+    Op("DeleteTableBucketPolicy", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("DeleteTableBucketMetricsConfiguration", lambda c: {"tableBucketARN": c.arn},
+       lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("DeleteTableBucketEncryption", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("DeleteTable", lambda c: c.ids(), lambda c: c.ids(versionToken="made-up-token"), ("ConflictException", 409)),
+    Op("DeleteNamespace", lambda c: {"tableBucketARN": c.arn, "namespace": c.ns},
+       lambda c: {"tableBucketARN": c.arn, "namespace": BAD_NS}),
+    Op("DeleteTableBucket", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),
+]
+
+
+def model_operations() -> set[str]:
+    return set(botocore.session.get_session().get_service_model("s3tables").operation_names)
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def test_every_model_operation_is_listed():
+    served = [op.name for op in SERVED]
+    assert len(served) == len(set(served)), "an operation is listed twice"
+    assert not set(served) & set(UNSERVED), set(served) & set(UNSERVED)
+    missing = model_operations() - set(served) - set(UNSERVED)
+    assert not missing, f"botocore's model has operations this census does not know: {sorted(missing)}"
+    unknown = (set(served) | set(UNSERVED)) - model_operations()
+    assert not unknown, f"not in botocore's model: {sorted(unknown)}"
+
+
+def test_every_served_operation_takes_valid_input_and_refuses_an_invalid_parameter(s3tables):
+    ctx = Ctx()
+    wrong = []
+    try:
+        for op in SERVED:
+            call = getattr(s3tables, snake(op.name))
+            # The invalid call comes first: it must change nothing the valid one relies on.
+            try:
+                call(**op.invalid(ctx))
+                wrong.append(f"{op.name}: an invalid parameter was accepted")
+            except ClientError as e:
+                got = (e.response["Error"]["Code"], e.response["ResponseMetadata"]["HTTPStatusCode"])
+                if got != op.error:
+                    wrong.append(f"{op.name}: an invalid parameter got {got}, not {op.error}: "
+                                 f"{e.response['Error'].get('Message')}")
+            resp = call(**op.valid(ctx))
+            assert 200 <= resp["ResponseMetadata"]["HTTPStatusCode"] < 300, (op.name, resp)
+            op.after(ctx, resp)
+        assert not wrong, "\n".join(wrong)
+    finally:
+        try:
+            purge_bucket(s3tables, ctx.arn)
+        except Exception:  # noqa: BLE001 - the census deleted it already
+            pass
+
+
+@pytest.mark.parametrize("name", sorted(UNSERVED))
+def test_unserved_operations_refuse(s3tables, name):
+    """A call the server does not serve yet gets the control plane's error format and says so; it is never a
+    silent success."""
+    shape = botocore.session.get_session().get_service_model("s3tables").operation_model(name).input_shape
+    values = {"tableBucketARN": bucket_arn("nowhere"), "tableArn": bucket_arn("nowhere") + "/table/t",
+              "resourceArn": bucket_arn("nowhere"), "namespace": "ns", "name": "tbl", "tableBucketArn":
+              bucket_arn("nowhere"), "sourceTableArn": bucket_arn("nowhere") + "/table/t",
+              "sourceTableARN": bucket_arn("nowhere") + "/table/t"}
+    params = {}
+    for member in shape.required_members:
+        kind = shape.members[member].type_name
+        if member in values:
+            params[member] = values[member]
+        elif kind == "string":
+            params[member] = "x" * max(3, shape.members[member].metadata.get("min", 1))
+        elif kind == "structure":
+            params[member] = {}
+        elif kind == "list":
+            params[member] = []
+        elif kind == "integer":
+            params[member] = 1
+    call = getattr(make_client(s3tables.meta.endpoint_url, parameter_validation=False), snake(name))
+    with pytest.raises(Exception) as refused:
+        call(**params)
+    err = getattr(refused.value, "response", {}).get("Error", {})
+    status = getattr(refused.value, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode")
+    assert status in (400, 405) and "not supported" in err.get("Message", ""), (name, status, err)
+
+
+def test_the_operations_page_lists_every_operation_with_its_status():
+    rows = {}
+    for line in DOC.read_text().splitlines():
+        m = re.match(r"\|\s*`(\w+)`\s*\|\s*(served|not yet)\s*\|", line)
+        if m:
+            rows[m.group(1)] = m.group(2)
+    assert set(rows) == model_operations(), sorted(set(rows) ^ model_operations())
+    wrong = {name: status for name, status in rows.items() if (status == "served") != (name not in UNSERVED)}
+    assert not wrong, f"docs/s3tables-operations.md disagrees with the census: {wrong}"
