@@ -49,7 +49,7 @@ from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
-from tablebay_test.cluster import Cluster
+from tablebay_test.cluster import Cluster, Request
 from tablebay_test.clients import make_client
 from tablebay_test.iceberg import rest_catalog
 from tablebay_test.s3 import make_s3_client, pattern
@@ -459,12 +459,16 @@ def check_no_500(cluster: Cluster, record: Record) -> None:
     print(f"chaos: {spread} of {len(uploads)} multipart uploads (boto3's and pyarrow's) had parts on more than one "
           "instance")
     assert spread > 0, "no multipart upload spread over instances"
-    # Dependency outages, with 10 s after each for the instances to notice the store is back.
+    # Dependency outages, with 10 s after each for the instances to notice the store is back. A request is in
+    # one if it was in flight during it (HAProxy logs when it was accepted and how long it took).
     windows = [(a, b + 10) for what, a, b in record.faults if "restart" in what]
+
+    def in_outage(r: Request) -> bool:
+        return any(r.at <= b and a <= r.at + r.ms / 1000 for a, b in windows)
+
     served_500 = [r for r in log if r.status == 500 and r.from_server]
-    during = [r for r in served_500 if any(a <= r.at <= b for a, b in windows)]
-    unavailable = sum(1 for r in log if r.status == 503 and r.from_server
-                      and any(a <= r.at <= b for a, b in windows))
+    during = [r for r in served_500 if in_outage(r)]
+    unavailable = sum(1 for r in log if r.status == 503 and r.from_server and in_outage(r))
     print(f"chaos: {unavailable} answers were 503 while a dependency was down")
     # The tables listener's surfaces (Iceberg REST, control plane, admin) say when to retry; S3's XML errors
     # have no such header.

@@ -198,7 +198,7 @@ class Cluster:
         sections = []
         for i, inst in enumerate(self.instances):
             text = inst.log_path.read_text(errors="replace") if inst.log_path.exists() else ""
-            errors = [line for line in text.splitlines() if " ERROR " in line or "panicked" in line]
+            errors = [line for line in text.splitlines() if " ERROR tablebay" in line or "panicked" in line]
             sections.append((f"tb{i + 1} error lines ({len(errors)})", "\n".join(errors[-lines:])))
         for name, path in (("seaweedfs", Path(self.weed_env["TABLEBAY_WEED_DIR"]) / "weed.log"),
                            ("postgres", Path(self.pg_env["TABLEBAY_PG_DIR"]) / "postgres.log")):

@@ -34,6 +34,15 @@ use tablebay_objects::TableLocation;
 
 /// How many times a commit is rebased onto a table that moved before the server gives up with a 409.
 const MAX_ATTEMPTS: u32 = 12;
+/// How long a commit whose pointer swap ended without an outcome waits for the database to say what happened.
+const SETTLE_FOR: Duration = Duration::from_secs(15);
+
+/// The outcome of a pointer swap, as the tables' rows tell it afterwards ([`Catalog::settle`]).
+enum Settled {
+    Applied,
+    NotApplied,
+    Unknown,
+}
 
 /// Table property: delete metadata files trimmed from the metadata log (Java `TableProperties`).
 const DELETE_AFTER_COMMIT: &str = "write.metadata.delete-after-commit.enabled";
@@ -483,12 +492,52 @@ impl Catalog {
                     ));
                 }
                 Err(e) => {
-                    // The transaction may or may not have committed: leave the files, which might be live.
-                    return Err(CommitError::StateUnknown(format!(
-                        "the metadata pointer swap failed: {e}: {:?}",
-                        std::error::Error::source(&e)
-                    )));
+                    // The transaction may or may not have committed: the rows say, once the database answers.
+                    return match self.settle(&swaps).await {
+                        Settled::Applied => {
+                            let mut committed = Vec::with_capacity(prepared.len());
+                            for p in prepared {
+                                committed.push(self.finish(p).await);
+                            }
+                            Ok(committed)
+                        }
+                        Settled::NotApplied => {
+                            self.discard(&prepared).await;
+                            Err(CommitError::Unavailable(format!(
+                                "the metadata pointer swap failed and changed nothing: {e}"
+                            )))
+                        }
+                        // Leave the files, which might be live.
+                        Settled::Unknown => Err(CommitError::StateUnknown(format!(
+                            "the metadata pointer swap failed: {e}: {:?}",
+                            std::error::Error::source(&e)
+                        ))),
+                    };
                 }
+            }
+        }
+    }
+
+    /// What became of a pointer swap whose transaction failed without saying whether it committed (the
+    /// connection to the database was lost, or the database went down, around `COMMIT`). The swaps commit all or
+    /// none, so the first table's row decides: its token is the new one (applied) or still the expected one (not
+    /// applied). The database is asked again for up to [`SETTLE_FOR`] while it is unavailable; anything else —
+    /// the table gone, a third token, no answer in time — stays unknown.
+    async fn settle(&self, swaps: &[PointerSwap]) -> Settled {
+        let Some(swap) = swaps.first() else {
+            return Settled::Unknown;
+        };
+        let deadline = tokio::time::Instant::now() + SETTLE_FOR;
+        loop {
+            match self.meta.settled_version_token(swap.table_id).await {
+                Ok(Some(token)) if token == swap.new_version_token => return Settled::Applied,
+                Ok(Some(token)) if token == swap.expected_version_token => {
+                    return Settled::NotApplied;
+                }
+                Err(StoreError::Unavailable { .. }) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                _ => return Settled::Unknown,
             }
         }
     }

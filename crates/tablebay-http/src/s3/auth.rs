@@ -17,7 +17,7 @@ use s3s::host::{S3Host, VirtualHost};
 use s3s::{S3Error, S3ErrorCode, S3Result};
 use tablebay_auth::{AuthError, Principal};
 use tablebay_catalog::{Catalog, TableStorage};
-use tablebay_iam::{AccessContext, Iam, Resource, ServiceError};
+use tablebay_iam::{AccessContext, Iam, Resource};
 use tablebay_objects::TableLocation;
 use tablebay_policy::Action;
 
@@ -102,7 +102,8 @@ pub(crate) fn operation_label(operation: &str) -> &'static str {
 }
 
 /// The data plane's authorization: may `principal` perform `action` on `table`'s data? Asks the IAM service
-/// (identity, bucket and table policies, session policy); a denial is S3's `AccessDenied`.
+/// (identity, bucket and table policies, session policy); a denial is S3's `AccessDenied`, a store that cannot
+/// answer is `ServiceUnavailable` (503, retried by S3 clients), like any other failure of the catalog.
 pub(crate) async fn authorize(
     iam: &Iam,
     principal: &Principal,
@@ -110,28 +111,14 @@ pub(crate) async fn authorize(
     table: &TableStorage,
     cx: &AccessContext,
 ) -> Result<(), S3Error> {
-    match iam
-        .authorize(
-            principal,
-            action.action(),
-            &Resource::Table(table.arn.clone()),
-            cx,
-        )
-        .await
-    {
-        Ok(()) => Ok(()),
-        Err(ServiceError::Denied(message)) => {
-            Err(S3Error::with_message(S3ErrorCode::AccessDenied, message))
-        }
-        Err(e) => {
-            let error_id = uuid::Uuid::new_v4();
-            tracing::error!(%error_id, error = %e, "data-plane authorization failed");
-            Err(S3Error::with_message(
-                S3ErrorCode::InternalError,
-                format!("internal error {error_id}"),
-            ))
-        }
-    }
+    iam.authorize(
+        principal,
+        action.action(),
+        &Resource::Table(table.arn.clone()),
+        cx,
+    )
+    .await
+    .map_err(|e| catalog_error(e, None))
 }
 
 /// The session token a request carries: the `x-amz-security-token` header, or `X-Amz-Security-Token` of a

@@ -243,6 +243,28 @@ impl MetaStore {
         Ok(())
     }
 
+    /// The version token of table `id` once no transaction is changing it: a no-op update takes the row's write
+    /// lock first, so a swap still in flight (its connection lost around `COMMIT`, its backend still finishing)
+    /// has ended before the token is read. `None` if the table is gone. What settles a swap whose outcome its
+    /// caller could not see.
+    pub async fn settled_version_token(&self, id: Uuid) -> Result<Option<String>, StoreError> {
+        let id = id.to_string();
+        let mut tx = self.begin_write().await?;
+        sqlx::query("UPDATE tables SET version_token = version_token WHERE id = $1")
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        let token = sqlx::query("SELECT version_token FROM tables WHERE id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|row| codec::text(&row, "version_token"))
+            .transpose()?;
+        // Nothing changed; dropping the transaction rolls the no-op back and releases the lock.
+        drop(tx);
+        Ok(token)
+    }
+
     /// Moves and/or renames a table, keeping its id. `Conflict` if `expected_version_token` is given and stale,
     /// `AlreadyExists` if the target name is taken, `NotFound` if the table is gone.
     ///
