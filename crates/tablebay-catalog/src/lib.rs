@@ -52,8 +52,7 @@ pub use service_error::ServiceError;
 pub use settings::{
     BucketMaintenance, CompactionSettings, CompactionStrategy, Encryption, JobConfig, JobState,
     JobStatus, MaintenanceJobType, MaintenanceStatus, MetricsConfiguration, RecordExpiration,
-    ResourcePolicy,
-    SnapshotManagementSettings, SseAlgorithm, StorageClass, TableMaintenance, Tags,
+    ResourcePolicy, SnapshotManagementSettings, SseAlgorithm, StorageClass, TableMaintenance, Tags,
     UnreferencedFileRemovalSettings,
 };
 pub use storage::TableStorage;

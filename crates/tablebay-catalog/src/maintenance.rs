@@ -11,8 +11,7 @@ use crate::settings::JobConfig;
 use crate::{
     BucketArn, BucketMaintenance, Catalog, CompactionSettings, JobState, JobStatus,
     MaintenanceJobType, MaintenanceStatus, RecordExpiration, ServiceError,
-    SnapshotManagementSettings, Table,
-    TableMaintenance, TableRef, UnreferencedFileRemovalSettings,
+    SnapshotManagementSettings, Table, TableMaintenance, TableRef, UnreferencedFileRemovalSettings,
 };
 
 /// One PutTableMaintenanceConfiguration: the job type and its whole new value.

@@ -100,13 +100,14 @@ pub(crate) async fn commit(
                 });
             }
         }
-        let prepared = match prepare(io, &base, &snapshot, head, plan, &groups, operation.clone()).await {
-            Ok(p) => p,
-            Err(e) => {
-                discard_outputs(io, groups.iter().flat_map(|g| g.outputs.iter())).await;
-                return Err(e);
-            }
-        };
+        let prepared =
+            match prepare(io, &base, &snapshot, head, plan, &groups, operation.clone()).await {
+                Ok(p) => p,
+                Err(e) => {
+                    discard_outputs(io, groups.iter().flat_map(|g| g.outputs.iter())).await;
+                    return Err(e);
+                }
+            };
         let snapshot_id = prepared.snapshot.snapshot_id();
         let change = TableChange {
             requirements: vec![TableRequirement::RefSnapshotIdMatch {

@@ -206,8 +206,7 @@ impl Cutoff {
         if bound(data.lower_bounds()).is_some_and(|lower| lower >= self.micros) {
             return Verdict::NoneExpired;
         }
-        let no_nulls =
-            self.required || data.null_value_counts().get(&self.field_id) == Some(&0);
+        let no_nulls = self.required || data.null_value_counts().get(&self.field_id) == Some(&0);
         if no_nulls && bound(data.upper_bounds()).is_some_and(|upper| upper < self.micros) {
             return Verdict::AllExpired;
         }
@@ -216,7 +215,12 @@ impl Cutoff {
 
     /// A partition value of the column proves all or none expired when its whole range lies on one side of the
     /// cutoff (a non-null partition value means no row's value is null).
-    fn by_partition(&self, metadata: &TableMetadata, spec_id: i32, partition: &Struct) -> Option<Verdict> {
+    fn by_partition(
+        &self,
+        metadata: &TableMetadata,
+        spec_id: i32,
+        partition: &Struct,
+    ) -> Option<Verdict> {
         let spec = metadata.partition_spec_by_id(spec_id)?;
         for (field, value) in spec.fields().iter().zip(partition.fields()) {
             if field.source_id != self.field_id {
@@ -262,9 +266,10 @@ impl Cutoff {
         match transform {
             Transform::Identity => self.literal_micros(value).map(|v| (v, v.saturating_add(1))),
             Transform::Day => days(n, n + 1),
-            Transform::Hour if self.kind == ColumnKind::Timestamp => {
-                Some((n.checked_mul(HOUR_MICROS)?, (n + 1).checked_mul(HOUR_MICROS)?))
-            }
+            Transform::Hour if self.kind == ColumnKind::Timestamp => Some((
+                n.checked_mul(HOUR_MICROS)?,
+                (n + 1).checked_mul(HOUR_MICROS)?,
+            )),
             Transform::Month => days(month_start_day(n)?, month_start_day(n + 1)?),
             Transform::Year => days(month_start_day(n * 12)?, month_start_day((n + 1) * 12)?),
             _ => None,
@@ -306,14 +311,19 @@ pub async fn expire_records(
     let files = catalog.table_files(start.table.id);
     files.check_metadata(&start.metadata.metadata)?;
     let metadata = &start.metadata.metadata;
-    let cutoff = Cutoff::resolve(metadata.current_schema(), metadata.properties(), cutoff_micros)?;
+    let cutoff = Cutoff::resolve(
+        metadata.current_schema(),
+        metadata.properties(),
+        cutoff_micros,
+    )?;
     let mut report = ExpirationReport {
         column: cutoff.name.clone(),
         ..ExpirationReport::default()
     };
     if metadata.format_version() == FormatVersion::V3 {
         return Err(CompactionError::Invalid(
-            "record expiration does not handle format v3 tables (deletion vectors, row lineage)".into(),
+            "record expiration does not handle format v3 tables (deletion vectors, row lineage)"
+                .into(),
         ));
     }
     let Some(current) = metadata.snapshot_for_ref("main") else {
@@ -330,7 +340,10 @@ pub async fn expire_records(
     };
     let mut dropped = Vec::new();
     let mut to_read = Vec::new();
-    for data in snapshot.live().filter(|f| f.content() == DataContentType::Data) {
+    for data in snapshot
+        .live()
+        .filter(|f| f.content() == DataContentType::Data)
+    {
         let applying = deletes.for_data(metadata, data);
         let group = |deletes| Group {
             spec_id: data.spec_id,
@@ -359,7 +372,11 @@ pub async fn expire_records(
             _ => to_read.push(group(applying)),
         }
     }
-    plan.groups = dropped.iter().map(|r| r.group.clone()).chain(to_read.iter().cloned()).collect();
+    plan.groups = dropped
+        .iter()
+        .map(|r| r.group.clone())
+        .chain(to_read.iter().cloned())
+        .collect();
     let settings = CompactionSettings {
         target_file_size_bytes: target_file_size_bytes.max(1),
         strategy: Strategy::Binpack,

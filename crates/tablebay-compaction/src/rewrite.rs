@@ -181,7 +181,14 @@ async fn rewrite_into(
     } else {
         "compacted"
     };
-    let writer = OutputWriter::new(io, metadata, schema.clone(), partition_key, settings, prefix)?;
+    let writer = OutputWriter::new(
+        io,
+        metadata,
+        schema.clone(),
+        partition_key,
+        settings,
+        prefix,
+    )?;
     let order = ordering(metadata, &schema, settings.strategy);
     let mut rows = RowCounts::default();
     match order {

@@ -29,14 +29,13 @@ pub(crate) async fn compact(
         strategy,
     };
     let (catalog, table) = (catalog.clone(), TableRef::Arn(loaded.table.arn.clone()));
-    let report = match on_blocking(move || async move {
-        compact_table(&catalog, &table, &engine).await
-    })
-    .await?
-    {
-        Ok(report) => report,
-        Err(e) => return engine_failure(e, "compacting"),
-    };
+    let report =
+        match on_blocking(move || async move { compact_table(&catalog, &table, &engine).await })
+            .await?
+        {
+            Ok(report) => report,
+            Err(e) => return engine_failure(e, "compacting"),
+        };
     let mut outcome = JobOutcome::default();
     outcome.files_in = report.files_in;
     outcome.bytes_in = report.bytes_in;

@@ -457,9 +457,15 @@ impl JobRunner {
                 // Rewritten files roll at the size compaction aims at.
                 let target = EffectiveCompaction::resolve(&Default::default(), &properties)
                     .target_file_size_bytes;
-                record_expiration::expire(&self.catalog, loaded, configured.days, Utc::now(), target)
-                    .await
-                    .map(Some)
+                record_expiration::expire(
+                    &self.catalog,
+                    loaded,
+                    configured.days,
+                    Utc::now(),
+                    target,
+                )
+                .await
+                .map(Some)
             }
         }
     }

@@ -125,12 +125,16 @@ pub(crate) async fn resolve(
         E::GetTable {
             table: GetTableSelector::Arn(raw),
         } => by_arn(A::GetTable, raw, &mut table)?,
-        E::PutTableRecordExpirationConfiguration { table_arn, .. } => {
-            by_arn(A::PutTableRecordExpirationConfiguration, table_arn, &mut table)?
-        }
-        E::GetTableRecordExpirationConfiguration { table_arn } => {
-            by_arn(A::GetTableRecordExpirationConfiguration, table_arn, &mut table)?
-        }
+        E::PutTableRecordExpirationConfiguration { table_arn, .. } => by_arn(
+            A::PutTableRecordExpirationConfiguration,
+            table_arn,
+            &mut table,
+        )?,
+        E::GetTableRecordExpirationConfiguration { table_arn } => by_arn(
+            A::GetTableRecordExpirationConfiguration,
+            table_arn,
+            &mut table,
+        )?,
         E::GetTableRecordExpirationJobStatus { table_arn } => {
             by_arn(A::GetTableRecordExpirationJobStatus, table_arn, &mut table)?
         }

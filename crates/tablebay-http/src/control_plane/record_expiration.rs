@@ -36,7 +36,10 @@ pub(super) async fn put(
 }
 
 /// `GET /table-record-expiration?tableArn=`: `disabled` until configured.
-pub(super) async fn get(catalog: &Catalog, table: &TableRef) -> Result<Response, ControlPlaneError> {
+pub(super) async fn get(
+    catalog: &Catalog,
+    table: &TableRef,
+) -> Result<Response, ControlPlaneError> {
     let (_, maintenance) = catalog.table_maintenance(table).await?;
     let config = maintenance.record_expiration;
     json(&GetRecordExpirationResponse {

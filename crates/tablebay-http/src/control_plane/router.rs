@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use super::error::ControlPlaneError;
 use super::wire::{
     CreateNamespaceRequest, CreateTableBucketRequest, CreateTableRequest, EncryptionBody,
-    PutMaintenanceRequest, PutRecordExpirationRequest, RenameTableRequest, ResourcePolicyBody, StorageClassBody, TagsBody,
-    UpdateTableMetadataLocationRequest,
+    PutMaintenanceRequest, PutRecordExpirationRequest, RenameTableRequest, ResourcePolicyBody,
+    StorageClassBody, TagsBody, UpdateTableMetadataLocationRequest,
 };
 use crate::form::FormPairs;
 use crate::pipeline::RequestBody;
@@ -897,8 +897,13 @@ mod tests {
         // The table ARN is required; a body without `value` is malformed.
         assert!(route(&Method::GET, "/table-record-expiration", None, &none).is_err());
         let no_value = RequestBody::new(bytes::Bytes::from_static(b"{}"));
-        let err =
-            route(&Method::PUT, "/table-record-expiration", Some("tableArn=x"), &no_value).unwrap_err();
+        let err = route(
+            &Method::PUT,
+            "/table-record-expiration",
+            Some("tableArn=x"),
+            &no_value,
+        )
+        .unwrap_err();
         assert!(matches!(err, ControlPlaneError::BadRequest(_)), "{err:?}");
         // A body is parsed once, strictly: not UTF-8, not JSON, or the wrong shape is a 400.
         for body in [&b"{\"name\":\"b\xff\"}"[..], b"{", b"[]", b"{\"name\":1}"] {

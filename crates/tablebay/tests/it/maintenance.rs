@@ -508,11 +508,13 @@ async fn record_expiration_configuration_and_status_follow_its_runs() {
     let body = json!({"name": "events", "format": "ICEBERG", "metadata": {"iceberg": {"schema": {"fields": [
         {"name": "id", "type": "long", "required": true},
         {"name": "at", "type": "timestamptz", "required": false}]}}}});
-    let (code, created) = json_of(server.call(M::PUT, &format!("/tables/{b}/ns"), body).await).await;
+    let (code, created) =
+        json_of(server.call(M::PUT, &format!("/tables/{b}/ns"), body).await).await;
     assert_eq!(code, StatusCode::OK, "{created}");
     let events = created["tableARN"].as_str().unwrap().to_string();
     let config = |arn: &str| format!("/table-record-expiration?tableArn={}", seg(arn));
-    let status_of = |arn: &str| format!("/table-record-expiration-job-status?tableArn={}", seg(arn));
+    let status_of =
+        |arn: &str| format!("/table-record-expiration-job-status?tableArn={}", seg(arn));
     let get = |path: String| {
         let server = &server;
         async move { json_of(server.call(M::GET, &path, Value::Null).await).await }
@@ -521,7 +523,10 @@ async fn record_expiration_configuration_and_status_follow_its_runs() {
     // Off until configured.
     assert_eq!(
         get(config(&events)).await,
-        (StatusCode::OK, json!({"configuration": {"status": "disabled"}}))
+        (
+            StatusCode::OK,
+            json!({"configuration": {"status": "disabled"}})
+        )
     );
     assert_eq!(
         get(status_of(&events)).await,
@@ -556,7 +561,11 @@ async fn record_expiration_configuration_and_status_follow_its_runs() {
 
     // A table without a timestamp column: the run fails and the status says why.
     let (code, run) = run_now(&server, &arns[0], "icebergRecordExpiration").await;
-    assert_eq!((code, run["outcome"].as_str()), (StatusCode::OK, Some("Failed")), "{run}");
+    assert_eq!(
+        (code, run["outcome"].as_str()),
+        (StatusCode::OK, Some("Failed")),
+        "{run}"
+    );
     let (_, status) = get(status_of(&arns[0])).await;
     assert_eq!(status["status"], "Failed", "{status}");
     assert!(
@@ -570,20 +579,52 @@ async fn record_expiration_configuration_and_status_follow_its_runs() {
     let status = job_status(&server, &bucket, "events").await;
     assert!(status.get("icebergRecordExpiration").is_none(), "{status}");
     let path = format!("/tables/{b}/ns/events/maintenance/icebergRecordExpiration");
-    let (code, body) = json_of(server.call(M::PUT, &path, json!({"value": {"status": "enabled"}})).await).await;
+    let (code, body) = json_of(
+        server
+            .call(M::PUT, &path, json!({"value": {"status": "enabled"}}))
+            .await,
+    )
+    .await;
     assert_eq!(code, StatusCode::BAD_REQUEST, "{body}");
 
     // Bad requests change nothing.
     for (method, path, body, expected) in [
-        (M::GET, "/table-record-expiration".to_string(), Value::Null, StatusCode::BAD_REQUEST),
-        (M::PUT, config(&events), json!({"value": {"settings": {"days": -7}}}), StatusCode::BAD_REQUEST),
-        (M::PUT, config(&events), json!({"value": {"status": "enabled"}}), StatusCode::BAD_REQUEST),
-        (M::PUT, config(&events), json!({}), StatusCode::BAD_REQUEST),
-        (M::DELETE, config(&events), Value::Null, StatusCode::METHOD_NOT_ALLOWED),
-        (M::GET, config(&format!("{bucket}/table/not-a-table")), Value::Null, StatusCode::BAD_REQUEST),
         (
             M::GET,
-            config(&format!("{bucket}/table/0190a8f0-0000-7000-8000-000000000000")),
+            "/table-record-expiration".to_string(),
+            Value::Null,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            M::PUT,
+            config(&events),
+            json!({"value": {"settings": {"days": -7}}}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            M::PUT,
+            config(&events),
+            json!({"value": {"status": "enabled"}}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (M::PUT, config(&events), json!({}), StatusCode::BAD_REQUEST),
+        (
+            M::DELETE,
+            config(&events),
+            Value::Null,
+            StatusCode::METHOD_NOT_ALLOWED,
+        ),
+        (
+            M::GET,
+            config(&format!("{bucket}/table/not-a-table")),
+            Value::Null,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            M::GET,
+            config(&format!(
+                "{bucket}/table/0190a8f0-0000-7000-8000-000000000000"
+            )),
             Value::Null,
             StatusCode::NOT_FOUND,
         ),
