@@ -36,11 +36,13 @@ pub(crate) async fn compact(
             Ok(report) => report,
             Err(e) => return engine_failure(e, "compacting"),
         };
-    let mut outcome = JobOutcome::default();
-    outcome.files_in = report.files_in;
-    outcome.bytes_in = report.bytes_in;
-    outcome.files_out = report.files_out;
-    outcome.bytes_out = report.bytes_out;
+    let mut outcome = JobOutcome {
+        files_in: report.files_in,
+        bytes_in: report.bytes_in,
+        files_out: report.files_out,
+        bytes_out: report.bytes_out,
+        ..JobOutcome::default()
+    };
     outcome.detail("deleteFilesRemoved", report.delete_files_removed);
     outcome.detail("groupsCommitted", report.groups_committed);
     outcome.detail("groupsSkipped", report.groups_skipped);
