@@ -13,13 +13,11 @@ from the 7-day boundary, so the server's clock and the test's agree on which row
 from __future__ import annotations
 
 import datetime as dt
-import threading
 import uuid
 
 import pyarrow as pa
 import pytest
 from botocore.exceptions import ClientError
-from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import DayTransform
@@ -27,9 +25,10 @@ from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
 
 from tablebay_test.clients import make_client
 from tablebay_test.expect import unique
-from tablebay_test.iceberg import data_plane_missing, duckdb_attach, duckdb_connect, rest_catalog
+from tablebay_test.iceberg import duckdb_attach, duckdb_connect, rest_catalog
 from tablebay_test.server import TablebayServer
 from tablebay_test.signing import quote_arn, signed_request
+from tablebay_test.writers import Background, append_with_retries
 from test_iam_clients import new_user
 
 SCHEMA = Schema(
@@ -51,14 +50,15 @@ HOURS = (1, 5, 11, 17, 22)
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    """Only run-now runs jobs: no workers, no sweep."""
     srv = TablebayServer(tmp_path_factory.mktemp("tablebay-expire"), arn_flavor="aws",
                          extra_args=("--maintenance-workers", "0", "--maintenance-sweep-seconds", "0"))
     srv.start()
-    if data_plane_missing(srv):
-        srv.stop()
-        pytest.skip(data_plane_missing(srv))
     yield srv
     srv.stop()
+
+
+pytestmark = pytest.mark.usefixtures("data_plane")  # skips without the S3 data plane (conftest.py)
 
 
 def spread_rows(now: dt.datetime, days: range, first_id: int) -> pa.Table:
@@ -182,39 +182,23 @@ def test_a_writer_appending_during_expiration_never_fails(server, s3tables, buck
     s3tables.put_table_record_expiration_configuration(
         tableArn=arn, value={"status": "enabled", "settings": {"days": DAYS}})
 
-    errors: list[BaseException] = []
-    done = threading.Event()
     written: list[int] = []
 
     def writer():
         writer_table = rest_catalog(server, bucket.arn).load_table((ns, "events"))
-        try:
-            for i in range(25):
-                data = pa.Table.from_pylist(
-                    [{"id": 100_000 + i * 10 + j, "ts": dt.datetime.now(dt.timezone.utc), "note": "live"}
-                     for j in range(10)], schema=ARROW)
-                for attempt in range(30):
-                    try:
-                        writer_table.append(data)
-                        break
-                    except CommitFailedException:
-                        # What any PyIceberg writer does on a commit conflict: refresh and try again.
-                        if attempt == 29:
-                            raise
-                        writer_table.refresh()
-                written.extend(data.column("id").to_pylist())
-        except BaseException as e:  # noqa: BLE001 - reported by the main thread
-            errors.append(e)
-        finally:
-            done.set()
+        for i in range(25):
+            data = pa.Table.from_pylist(
+                [{"id": 100_000 + i * 10 + j, "ts": dt.datetime.now(dt.timezone.utc), "note": "live"}
+                 for j in range(10)], schema=ARROW)
+            append_with_retries(writer_table, data)
+            written.extend(data.column("id").to_pylist())
 
-    thread = threading.Thread(target=writer)
-    thread.start()
+    background = Background(writer)
     runs = []
-    while not done.is_set():
+    while not background.done.is_set():
         runs.append(run_now(server, arn))
-    thread.join()
-    assert not errors, errors
+    background.join()
+    assert not background.errors, background.errors
     runs.append(run_now(server, arn))
     assert all(r["outcome"] in ("Successful", "Skipped") for r in runs), runs
     assert sum(r["details"].get("deletedRecords", 0) for r in runs) > 0, runs
