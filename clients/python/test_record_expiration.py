@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import DayTransform
-from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
+from pyiceberg.types import DateType, LongType, NestedField, StringType, TimestamptzType
 
 from tablebay_test.clients import make_client
 from tablebay_test.expect import unique
@@ -230,6 +230,45 @@ def test_a_table_without_a_timestamp_column_fails_and_says_why(server, s3tables,
         tx.set_properties({"tablebay.record-expiration.column": "note"})
     run = run_now(server, arn)
     assert run["outcome"] == "Failed" and "'note'" in run["message"] and "type string" in run["message"], run
+
+
+def test_the_table_property_names_the_column_among_several(server, s3tables, bucket, catalog):
+    """Two candidate columns: without the property the run fails and names both; with it, a `date` column
+    decides, each date counting as its midnight (UTC)."""
+    ns = unique("ns", "_")
+    catalog.create_namespace(ns)
+    schema = Schema(NestedField(1, "id", LongType(), required=True),
+                    NestedField(2, "created", TimestamptzType(), required=True),
+                    NestedField(3, "day", DateType(), required=False))
+    arrow = pa.schema([pa.field("id", pa.int64(), nullable=False),
+                       pa.field("created", pa.timestamp("us", tz="UTC"), nullable=False),
+                       pa.field("day", pa.date32())])
+    table = catalog.create_table((ns, "dated"), schema)
+    now = dt.datetime.now(dt.timezone.utc)
+    today = now.date()
+    # Every row was created just now, but is dated over 30 days (and one is undated: it never expires).
+    rows = [{"id": i, "created": now, "day": today - dt.timedelta(days=i)} for i in range(30)]
+    rows.append({"id": 99, "created": now, "day": None})
+    table.append(pa.Table.from_pylist(rows, schema=arrow))
+    arn = s3tables.get_table(tableBucketARN=bucket.arn, namespace=ns, name="dated")["tableARN"]
+    s3tables.put_table_record_expiration_configuration(
+        tableArn=arn, value={"status": "enabled", "settings": {"days": DAYS}})
+    run = run_now(server, arn)
+    assert run["outcome"] == "Failed" and "(created, day)" in run["message"], run
+
+    with table.transaction() as tx:
+        tx.set_properties({"tablebay.record-expiration.column": "day"})
+    cutoff = now - dt.timedelta(days=DAYS)
+    run = run_now(server, arn)
+    after = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=DAYS)
+    if after.date() != cutoff.date():
+        pytest.skip("the run straddled midnight UTC: which date was expired is not known here")
+    midnight = lambda d: dt.datetime.combine(d, dt.time(), dt.timezone.utc)  # noqa: E731
+    kept = sorted(r["id"] for r in rows if r["day"] is None or midnight(r["day"]) >= cutoff)
+    assert run["outcome"] == "Successful", run
+    assert run["details"]["deletedRecords"] == len(rows) - len(kept), run
+    assert pyiceberg_ids(table) == kept
+    assert 99 in kept and 7 not in kept and 6 in kept
 
 
 def test_missing_table_is_not_found(s3tables, cli, bucket):
