@@ -25,7 +25,7 @@ from pyiceberg.types import DateType, LongType, NestedField, StringType, Timesta
 
 from tablebay_test.clients import make_client
 from tablebay_test.expect import unique
-from tablebay_test.iceberg import duckdb_attach, duckdb_connect, rest_catalog
+from tablebay_test.iceberg import duckdb_attach, duckdb_connect, list_keys, rest_catalog
 from tablebay_test.server import TablebayServer
 from tablebay_test.signing import quote_arn, signed_request
 from tablebay_test.writers import Background, append_with_retries
@@ -169,6 +169,22 @@ def test_expiration_leaves_exactly_the_last_seven_days(server, s3tables, cli, bu
     # Nothing more is due: a second run removes nothing and commits nothing.
     again = run_now(server, arn)
     assert (again["outcome"], again["filesIn"], again["details"]["deletedRecords"]) == ("Successful", 0, 0)
+    assert pyiceberg_ids(table) == kept
+
+    # The removed files stay while older snapshots reference them, and go the way of any other file once those
+    # snapshots expire (snapshot expiration deletes what only expired snapshots referenced).
+    def stored() -> set[str]:
+        return {f"s3://{table.location().removeprefix('s3://').split('/')[0]}/{key}"
+                for key in list_keys(server, table.location())}
+    assert set(removed) <= stored()
+    with table.transaction() as tx:
+        tx.set_properties({"history.expire.max-snapshot-age-ms": "1", "history.expire.min-snapshots-to-keep": "1"})
+    expired = signed_request(server.tables_url, "POST", "/admin/maintenance/run",
+                             {"tableArn": arn, "type": "icebergSnapshotManagement"}).json()
+    assert expired["outcome"] == "Successful", expired
+    left = stored()
+    assert not set(removed) & left, sorted(set(removed) & left)
+    assert set(after) <= left
     assert pyiceberg_ids(table) == kept
 
 
