@@ -14,11 +14,9 @@ import hashlib
 import json
 import math
 import subprocess
-import threading
 
 import pyarrow as pa
 import pytest
-from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.expressions import LessThan
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
@@ -29,6 +27,7 @@ from tablebay_test import REGION
 from tablebay_test.expect import unique
 from tablebay_test.iceberg import duckdb_attach, duckdb_connect, rest_catalog
 from tablebay_test.server import TablebayServer, binary_path
+from tablebay_test.writers import Background, append_with_retries
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),
@@ -61,18 +60,6 @@ def rows(start: int, count: int) -> pa.Table:
     return pa.Table.from_pylist(
         [{"id": i, "note": f"note-{i}-" + "x" * (i % 17), "part": i % 2} for i in range(start, start + count)],
         schema=ARROW)
-
-
-def append_with_retries(table, data: pa.Table, attempts: int = 30) -> None:
-    """What any PyIceberg writer does on a commit conflict: refresh and try again."""
-    for attempt in range(attempts):
-        try:
-            table.append(data)
-            return
-        except CommitFailedException:
-            if attempt == attempts - 1:
-                raise
-            table.refresh()
 
 
 GAVE_UP = "gave up after"
@@ -174,28 +161,19 @@ def test_a_writer_appending_during_compaction_never_fails(server, s3tables, buck
         table.append(rows(i * 50, 50))
     arn = s3tables.get_table(tableBucketARN=bucket.arn, namespace=ns, name="t")["tableARN"]
 
-    errors: list[BaseException] = []
-    done = threading.Event()
-
     def writer():
         writer_table = rest_catalog(server, bucket.arn).load_table((ns, "t"))
-        try:
-            for i in range(20, 50):
-                append_with_retries(writer_table, rows(i * 50, 50))
-        except BaseException as e:  # noqa: BLE001 - reported by the main thread
-            errors.append(e)
-        finally:
-            done.set()
+        for i in range(20, 50):
+            append_with_retries(writer_table, rows(i * 50, 50))
 
-    thread = threading.Thread(target=writer)
-    thread.start()
+    background = Background(writer)
     reports = []
-    while not done.is_set():
+    while not background.done.is_set():
         report = compact(server, arn, 1 << 20, may_give_up=True)
         if report is not None:
             reports.append(report)
-    thread.join()
-    assert not errors, errors
+    background.join()
+    assert not background.errors, background.errors
     reports.append(compact(server, arn, 1 << 20))
     assert any(r["groupsCommitted"] > 0 for r in reports), reports
 

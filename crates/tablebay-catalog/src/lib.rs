@@ -39,7 +39,9 @@ pub use commit::{CommitError, TableChange};
 pub use commit_observer::CommitObserver;
 pub use iceberg_tables::{DropMode, IcebergTable, StagedTable};
 pub use idempotency::{IDEMPOTENCY_LIFETIME, RememberedCommit, RememberedReply};
-pub use maintenance::TableMaintenanceUpdate;
+pub use maintenance::{
+    DELETED_RECORDS_DETAIL, RecordExpirationMetrics, RecordExpirationStatus, TableMaintenanceUpdate,
+};
 pub use metadata::{TableDefinition, metadata_json};
 pub use metadata_cache::{LoadedMetadata, SnapshotRefInfo};
 pub use names::{BucketName, NamespaceName, TableName};
@@ -49,8 +51,8 @@ pub use pagination::{ContinuationToken, Page, PageRequest};
 pub use service_error::ServiceError;
 pub use settings::{
     BucketMaintenance, CompactionSettings, CompactionStrategy, Encryption, JobConfig, JobState,
-    JobStatus, MaintenanceJobType, MaintenanceStatus, MetricsConfiguration, ResourcePolicy,
-    SnapshotManagementSettings, SseAlgorithm, StorageClass, TableMaintenance, Tags,
+    JobStatus, MaintenanceJobType, MaintenanceStatus, MetricsConfiguration, RecordExpiration,
+    ResourcePolicy, SnapshotManagementSettings, SseAlgorithm, StorageClass, TableMaintenance, Tags,
     UnreferencedFileRemovalSettings,
 };
 pub use storage::TableStorage;

@@ -5,13 +5,13 @@ use std::collections::BTreeMap;
 
 use uuid::Uuid;
 
-use tablebay_store::meta::AttributeKey;
+use tablebay_store::meta::{AttributeKey, RunRecord};
 
 use crate::settings::JobConfig;
 use crate::{
     BucketArn, BucketMaintenance, Catalog, CompactionSettings, JobState, JobStatus,
-    MaintenanceJobType, MaintenanceStatus, ServiceError, SnapshotManagementSettings, Table,
-    TableMaintenance, TableRef, UnreferencedFileRemovalSettings,
+    MaintenanceJobType, MaintenanceStatus, RecordExpiration, ServiceError,
+    SnapshotManagementSettings, Table, TableMaintenance, TableRef, UnreferencedFileRemovalSettings,
 };
 
 /// One PutTableMaintenanceConfiguration: the job type and its whole new value.
@@ -80,8 +80,9 @@ impl Catalog {
             .await
     }
 
-    /// Every job type's status for the table: `Disabled` when configured off, else the outcome of the last run
-    /// recorded in the maintenance run records, or `Not_Yet_Run`.
+    /// The status of every job type of the maintenance configuration (record expiration has its own
+    /// operation): `Disabled` when configured off, else the outcome of the last run recorded in the maintenance
+    /// run records, or `Not_Yet_Run`.
     pub async fn maintenance_job_status(
         &self,
         table: &TableRef,
@@ -107,45 +108,113 @@ impl Catalog {
         ];
         let mut status = BTreeMap::new();
         for (job, enabled) in configured {
-            let entry = match enabled {
-                MaintenanceStatus::Disabled => JobStatus {
-                    state: JobState::Disabled,
-                    last_run: None,
-                    failure_message: None,
-                },
-                // The latest decided run as maintenance recorded it (a backed-off run changes nothing).
-                MaintenanceStatus::Enabled => {
-                    match self.meta.last_decided_run(table.id, job.as_str()).await? {
-                        None => JobStatus {
-                            state: JobState::NotYetRun,
-                            last_run: None,
-                            failure_message: None,
-                        },
-                        Some(run) => {
-                            let took = chrono::Duration::milliseconds(
-                                i64::try_from(run.duration_ms).unwrap_or(i64::MAX),
-                            );
-                            let failed = run.outcome == JobState::Failed.as_str();
-                            JobStatus {
-                                state: if failed {
-                                    JobState::Failed
-                                } else {
-                                    JobState::Successful
-                                },
-                                last_run: Some(
-                                    run.started_at
-                                        .checked_add_signed(took)
-                                        .unwrap_or(run.started_at),
-                                ),
-                                failure_message: if failed { run.message } else { None },
-                            }
-                        }
-                    }
-                }
-            };
+            let (entry, _) = self.last_run_status(&table, job, enabled).await?;
             status.insert(job, entry);
         }
         Ok((table, status))
+    }
+}
+
+/// The status of a table's record expiration job and what its last successful run removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordExpirationStatus {
+    /// The job status (as for the other job types).
+    pub status: JobStatus,
+    /// What the last run removed, when it succeeded.
+    pub metrics: Option<RecordExpirationMetrics>,
+}
+
+/// What one record expiration run removed (`GetTableRecordExpirationJobStatus`'s `metrics`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecordExpirationMetrics {
+    /// Data files removed from the table (dropped whole or replaced by a rewrite).
+    pub deleted_data_files: u64,
+    /// Records removed.
+    pub deleted_records: u64,
+    /// Bytes of the data files removed.
+    pub removed_files_size: u64,
+}
+
+/// The run-record detail holding the records a record expiration run removed.
+pub const DELETED_RECORDS_DETAIL: &str = "deletedRecords";
+
+impl Catalog {
+    /// Replaces the table's record expiration configuration.
+    pub async fn put_record_expiration(
+        &self,
+        table: &TableRef,
+        config: RecordExpiration,
+    ) -> Result<(), ServiceError> {
+        let (table, mut maintenance) = self.table_maintenance(table).await?;
+        maintenance.record_expiration = config;
+        self.set_setting(table.id, AttributeKey::Maintenance, &maintenance)
+            .await
+    }
+
+    /// The status of the table's record expiration job, with the metrics of its last run (from the run record
+    /// maintenance wrote: files and bytes taken in, and the `deletedRecords` detail).
+    pub async fn record_expiration_status(
+        &self,
+        table: &TableRef,
+    ) -> Result<(Table, RecordExpirationStatus), ServiceError> {
+        let (table, maintenance) = self.table_maintenance(table).await?;
+        let (status, run) = self
+            .last_run_status(
+                &table,
+                MaintenanceJobType::IcebergRecordExpiration,
+                maintenance.record_expiration.status,
+            )
+            .await?;
+        let metrics = run
+            .filter(|_| status.state == JobState::Successful)
+            .map(|run| {
+                let details: BTreeMap<String, u64> =
+                    serde_json::from_str(&run.details).unwrap_or_default();
+                RecordExpirationMetrics {
+                    deleted_data_files: run.files_in,
+                    deleted_records: details.get(DELETED_RECORDS_DETAIL).copied().unwrap_or(0),
+                    removed_files_size: run.bytes_in,
+                }
+            });
+        Ok((table, RecordExpirationStatus { status, metrics }))
+    }
+
+    /// One job type's status: `Disabled` when configured off, else the outcome of the last decided run (a
+    /// backed-off run changes nothing), or `Not_Yet_Run`; with that run's record.
+    async fn last_run_status(
+        &self,
+        table: &Table,
+        job: MaintenanceJobType,
+        configured: MaintenanceStatus,
+    ) -> Result<(JobStatus, Option<RunRecord>), ServiceError> {
+        let idle = |state| JobStatus {
+            state,
+            last_run: None,
+            failure_message: None,
+        };
+        if configured == MaintenanceStatus::Disabled {
+            return Ok((idle(JobState::Disabled), None));
+        }
+        let Some(run) = self.meta.last_decided_run(table.id, job.as_str()).await? else {
+            return Ok((idle(JobState::NotYetRun), None));
+        };
+        let took =
+            chrono::Duration::milliseconds(i64::try_from(run.duration_ms).unwrap_or(i64::MAX));
+        let failed = run.outcome == JobState::Failed.as_str();
+        let status = JobStatus {
+            state: if failed {
+                JobState::Failed
+            } else {
+                JobState::Successful
+            },
+            last_run: Some(
+                run.started_at
+                    .checked_add_signed(took)
+                    .unwrap_or(run.started_at),
+            ),
+            failure_message: if failed { run.message.clone() } else { None },
+        };
+        Ok((status, Some(run)))
     }
 }
 

@@ -74,7 +74,9 @@ wire_enum!(
     MaintenanceJobType, "maintenance type" { /// Table-level compaction.
         IcebergCompaction = "icebergCompaction", /// Table-level snapshot expiration.
         IcebergSnapshotManagement = "icebergSnapshotManagement", /// Bucket-level unreferenced file removal.
-        IcebergUnreferencedFileRemoval = "icebergUnreferencedFileRemoval" }
+        IcebergUnreferencedFileRemoval = "icebergUnreferencedFileRemoval", /// Table-level record expiration
+        /// (configured through PutTableRecordExpirationConfiguration, not the maintenance configuration).
+        IcebergRecordExpiration = "icebergRecordExpiration" }
 );
 wire_enum!(
     /// Outcome of the last run of a maintenance job, as `GetTableMaintenanceJobStatus` reports it.
@@ -308,7 +310,38 @@ impl<S: Default> Default for JobConfig<S> {
     }
 }
 
-/// A table's maintenance configuration (both table-level job types), resolved.
+/// A table's record expiration configuration (PutTableRecordExpirationConfiguration): off until configured.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordExpiration {
+    /// Enabled or disabled; default disabled.
+    pub status: MaintenanceStatus,
+    /// Records older than this many days are removed; required when enabled.
+    pub days: Option<u32>,
+}
+
+impl Default for RecordExpiration {
+    fn default() -> Self {
+        Self {
+            status: MaintenanceStatus::Disabled,
+            days: None,
+        }
+    }
+}
+
+impl RecordExpiration {
+    /// Validates a configuration: `days` is a positive 32-bit number, and an enabled configuration names it.
+    pub fn new(status: MaintenanceStatus, days: Option<i64>) -> Result<Self, ServiceError> {
+        let days = days.map(|v| positive("days", v)).transpose()?;
+        if status == MaintenanceStatus::Enabled && days.is_none() {
+            return Err(ServiceError::invalid(
+                "settings.days is required when record expiration is enabled",
+            ));
+        }
+        Ok(Self { status, days })
+    }
+}
+
+/// A table's maintenance configuration (the table-level job types), resolved.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableMaintenance {
     /// `icebergCompaction`.
@@ -317,6 +350,9 @@ pub struct TableMaintenance {
     /// `icebergSnapshotManagement`.
     #[serde(default)]
     pub snapshot_management: JobConfig<SnapshotManagementSettings>,
+    /// `icebergRecordExpiration`.
+    #[serde(default)]
+    pub record_expiration: RecordExpiration,
 }
 
 /// A bucket's maintenance configuration, resolved.

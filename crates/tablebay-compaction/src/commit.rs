@@ -30,11 +30,13 @@ use crate::plan::{Group, Live, Plan, Scope, Snapshot, applies, read_snapshot, sc
 /// How many times a commit is rebased onto a table that moved before the run gives up.
 const MAX_REBASES: u32 = 8;
 
-/// A group rewritten: its inputs and the files written in their place.
+/// A group rewritten: its inputs and the files written in their place (none when every row is dropped).
 #[derive(Debug)]
 pub(crate) struct Rewritten {
     pub group: Group,
     pub outputs: Vec<DataFile>,
+    /// Rows the rewrite removed (record expiration; compaction removes none).
+    pub removed_rows: u64,
 }
 
 /// What the commit published.
@@ -45,18 +47,23 @@ pub(crate) struct Committed {
     pub files_out: u64,
     pub bytes_out: u64,
     pub delete_files_removed: u64,
+    pub rows_removed: u64,
     pub groups_committed: u64,
+    /// Groups committed with no files in their place.
+    pub groups_emptied: u64,
     pub groups_skipped: u64,
     pub snapshot_id: Option<i64>,
 }
 
-/// Commits the rewritten groups, rebasing on concurrent commits; outputs of groups given up are deleted.
+/// Commits the rewritten groups as one snapshot of `operation` (`replace` for compaction, `delete`/`overwrite`
+/// for record expiration), rebasing on concurrent commits; outputs of groups given up are deleted.
 pub(crate) async fn commit(
     catalog: &Catalog,
     io: &FileIO,
     table: &Table,
     plan: &Plan,
     mut groups: Vec<Rewritten>,
+    operation: Operation,
 ) -> Result<Committed, CompactionError> {
     let mut base: IcebergTable = plan.start.clone();
     let files = catalog.table_files(table.id);
@@ -93,13 +100,14 @@ pub(crate) async fn commit(
                 });
             }
         }
-        let prepared = match prepare(io, &base, &snapshot, head, plan, &groups).await {
-            Ok(p) => p,
-            Err(e) => {
-                discard_outputs(io, groups.iter().flat_map(|g| g.outputs.iter())).await;
-                return Err(e);
-            }
-        };
+        let prepared =
+            match prepare(io, &base, &snapshot, head, plan, &groups, operation.clone()).await {
+                Ok(p) => p,
+                Err(e) => {
+                    discard_outputs(io, groups.iter().flat_map(|g| g.outputs.iter())).await;
+                    return Err(e);
+                }
+            };
         let snapshot_id = prepared.snapshot.snapshot_id();
         let change = TableChange {
             requirements: vec![TableRequirement::RefSnapshotIdMatch {
@@ -223,6 +231,7 @@ async fn prepare(
     head: i64,
     plan: &Plan,
     groups: &[Rewritten],
+    operation: Operation,
 ) -> Result<Prepared, CompactionError> {
     let metadata = &base.metadata.metadata;
     let version = metadata.format_version();
@@ -237,6 +246,8 @@ async fn prepare(
     let mut manifests: Vec<ManifestFile> = Vec::new();
     let mut counts = Committed {
         groups_committed: groups.len() as u64,
+        rows_removed: groups.iter().map(|g| g.removed_rows).sum(),
+        groups_emptied: groups.iter().filter(|g| g.outputs.is_empty()).count() as u64,
         ..Committed::default()
     };
     let mut delta = SummaryDelta::default();
@@ -288,6 +299,9 @@ async fn prepare(
             .extend(rewritten.outputs.iter());
     }
     for (spec_id, outputs) in outputs_by_spec {
+        if outputs.is_empty() {
+            continue;
+        }
         let location = manifest_location(metadata, metadata_files.len());
         let mut writer = manifest_writer(
             io,
@@ -340,7 +354,7 @@ async fn prepare(
         .with_timestamp_ms(chrono::Utc::now().timestamp_millis())
         .with_manifest_list(list_location)
         .with_summary(Summary {
-            operation: Operation::Replace,
+            operation,
             additional_properties: delta.render(&totals, groups),
         })
         .with_schema_id(metadata.current_schema_id())

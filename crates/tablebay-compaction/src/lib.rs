@@ -13,11 +13,16 @@
 //!   snapshot and rebases, giving up only the groups a concurrent change touches. Writers never fail because of
 //!   compaction.
 //!
+//! Record expiration ([`expire_records`]) is the same machinery with another plan: files that partition values or
+//! column bounds prove expired are dropped whole, files that may hold expired rows are rewritten through the same
+//! reader and writer keeping only the live rows, and the same commit publishes a `delete`/`overwrite` snapshot.
+//!
 //! Job scheduling, leases and run records belong to the maintenance runner, which calls [`compact_table`]. The
 //! console reads a table's live files and first rows through the same reader ([`inspect`]).
 #![warn(missing_docs)]
 
 mod commit;
+mod expire;
 mod inspect;
 mod order;
 mod plan;
@@ -26,6 +31,7 @@ mod storage;
 
 use tablebay_catalog::{Catalog, CommitError, ServiceError, TableFiles, TableRef};
 
+pub use expire::{EXPIRATION_COLUMN_PROPERTY, ExpirationReport, expire_records};
 pub use inspect::{Inspection, LiveFiles, Preview, inspect};
 
 /// An iceberg-rust `FileIO` over the storage of one table (`catalog.table_files(id)`): locations inside it
@@ -172,6 +178,7 @@ pub async fn compact_table(
             Ok(Some(outputs)) => rewritten.push(commit::Rewritten {
                 group: group.clone(),
                 outputs,
+                removed_rows: 0,
             }),
             // Nothing to gain: the files stay as they are.
             Ok(None) => report.groups_skipped += 1,
@@ -184,7 +191,15 @@ pub async fn compact_table(
     if rewritten.is_empty() {
         return Ok(report);
     }
-    let committed = commit::commit(catalog, &io, &start.table, &plan, rewritten).await?;
+    let committed = commit::commit(
+        catalog,
+        &io,
+        &start.table,
+        &plan,
+        rewritten,
+        iceberg::spec::Operation::Replace,
+    )
+    .await?;
     report.files_in = committed.files_in;
     report.bytes_in = committed.bytes_in;
     report.files_out = committed.files_out;

@@ -2,7 +2,8 @@
 //! applied (record batches, a few at a time), and its rolling Parquet writer writes them into files near the
 //! target size in the group's partition. With a sort or z-order, rows are buffered up to [`SORT_BUFFER_BYTES`],
 //! ordered on the blocking pool, and each buffer becomes its own file(s), so memory stays bounded whatever the
-//! group's size.
+//! group's size. Record expiration rewrites a file through the same reader and writer, keeping only the rows its
+//! cutoff lets through.
 
 use arrow_array::RecordBatch;
 use futures::{StreamExt, TryStreamExt};
@@ -21,6 +22,7 @@ use iceberg::writer::{IcebergWriter, IcebergWriterBuilder};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
+use crate::expire::Cutoff;
 use crate::order::{Ordering, ordering};
 use crate::plan::{Group, Input, Plan};
 use crate::{CompactionError, CompactionSettings};
@@ -80,6 +82,13 @@ pub(crate) fn scan_task(
         .build())
 }
 
+/// Rows a rewrite read (with its deletes applied) and wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RowCounts {
+    pub read: u64,
+    pub written: u64,
+}
+
 /// Rewrites one group; returns the data files written (not yet committed), or `None` when the rewrite would
 /// not reduce the number of files. On failure, or when pointless, the files written are deleted.
 pub(crate) async fn rewrite(
@@ -89,20 +98,44 @@ pub(crate) async fn rewrite(
     settings: &CompactionSettings,
 ) -> Result<Option<Vec<DataFile>>, CompactionError> {
     let mut written = Vec::new();
-    let outcome = rewrite_into(io, plan, group, settings, &mut written).await;
+    let outcome = rewrite_into(io, plan, group, settings, None, &mut written).await;
     // Without deletes applied, as many files out as in gains nothing and would be redone on every run.
     let pointless = outcome.is_ok()
         && group.inputs.iter().all(|i| i.deletes.is_empty())
         && written.len() >= group.inputs.len();
     match outcome {
-        Ok(()) if !pointless => Ok(Some(written)),
+        Ok(_) if !pointless => Ok(Some(written)),
         other => {
-            for file in &written {
-                if let Err(e) = io.delete(file.file_path()).await {
-                    tracing::warn!(path = file.file_path(), error = %e, "could not remove a compaction output");
-                }
-            }
-            other.map(|()| None)
+            discard_written(io, &written).await;
+            other.map(|_| None)
+        }
+    }
+}
+
+/// Rewrites one group keeping only the rows `keep` lets through (record expiration); returns the data files
+/// written (not yet committed) and the rows read and written. On failure the files written are deleted.
+pub(crate) async fn rewrite_kept(
+    io: &FileIO,
+    plan: &Plan,
+    group: &Group,
+    settings: &CompactionSettings,
+    keep: &Cutoff,
+) -> Result<(Vec<DataFile>, RowCounts), CompactionError> {
+    let mut written = Vec::new();
+    match rewrite_into(io, plan, group, settings, Some(keep), &mut written).await {
+        Ok(rows) => Ok((written, rows)),
+        Err(e) => {
+            discard_written(io, &written).await;
+            Err(e)
+        }
+    }
+}
+
+/// Deletes files a rewrite wrote that will not be committed.
+pub(crate) async fn discard_written(io: &FileIO, written: &[DataFile]) {
+    for file in written {
+        if let Err(e) = io.delete(file.file_path()).await {
+            tracing::warn!(path = file.file_path(), error = %e, "could not remove a rewrite output");
         }
     }
 }
@@ -112,8 +145,9 @@ async fn rewrite_into(
     plan: &Plan,
     group: &Group,
     settings: &CompactionSettings,
+    keep: Option<&Cutoff>,
     written: &mut Vec<DataFile>,
-) -> Result<(), CompactionError> {
+) -> Result<RowCounts, CompactionError> {
     let metadata = plan.metadata();
     let schema = metadata.current_schema().clone();
     let spec = metadata
@@ -142,12 +176,25 @@ async fn rewrite_into(
             group.partition.clone(),
         )
     });
-    let writer = OutputWriter::new(io, metadata, schema.clone(), partition_key, settings)?;
+    let prefix = if keep.is_some() {
+        "rewritten"
+    } else {
+        "compacted"
+    };
+    let writer = OutputWriter::new(
+        io,
+        metadata,
+        schema.clone(),
+        partition_key,
+        settings,
+        prefix,
+    )?;
     let order = ordering(metadata, &schema, settings.strategy);
+    let mut rows = RowCounts::default();
     match order {
         None => {
             let mut out = writer.open().await?;
-            while let Some(batch) = batches.try_next().await? {
+            while let Some(batch) = next_kept(&mut batches, keep, &mut rows).await? {
                 out.write(batch).await?;
             }
             written.extend(out.close().await?);
@@ -155,7 +202,7 @@ async fn rewrite_into(
         Some(order) => {
             let mut buffer: Vec<RecordBatch> = Vec::new();
             let mut buffered = 0usize;
-            while let Some(batch) = batches.try_next().await? {
+            while let Some(batch) = next_kept(&mut batches, keep, &mut rows).await? {
                 buffered += batch.get_array_memory_size();
                 buffer.push(batch);
                 if buffered >= SORT_BUFFER_BYTES {
@@ -169,7 +216,25 @@ async fn rewrite_into(
             }
         }
     }
-    Ok(())
+    Ok(rows)
+}
+
+/// The next batch read, counted, and cut to the rows kept.
+async fn next_kept(
+    batches: &mut (impl futures::Stream<Item = iceberg::Result<RecordBatch>> + Unpin),
+    keep: Option<&Cutoff>,
+    rows: &mut RowCounts,
+) -> Result<Option<RecordBatch>, CompactionError> {
+    let Some(batch) = batches.try_next().await? else {
+        return Ok(None);
+    };
+    rows.read += batch.num_rows() as u64;
+    let batch = match keep {
+        Some(cutoff) => cutoff.keep(&batch)?,
+        None => batch,
+    };
+    rows.written += batch.num_rows() as u64;
+    Ok(Some(batch))
 }
 
 /// Orders one buffer on the blocking pool and writes it as its own file(s).
@@ -211,6 +276,7 @@ impl OutputWriter {
         schema: SchemaRef,
         partition_key: Option<PartitionKey>,
         settings: &CompactionSettings,
+        prefix: &str,
     ) -> Result<Self, CompactionError> {
         // Java's default codec; zstd level 1 keeps compaction CPU-cheap.
         let properties = WriterProperties::builder()
@@ -226,7 +292,7 @@ impl OutputWriter {
             .build();
         let parquet = ParquetWriterBuilder::new(properties, schema);
         let names = DefaultFileNameGenerator::new(
-            format!("compacted-{}", uuid::Uuid::now_v7()),
+            format!("{prefix}-{}", uuid::Uuid::now_v7()),
             None,
             DataFileFormat::Parquet,
         );

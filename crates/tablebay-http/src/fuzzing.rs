@@ -208,7 +208,13 @@ pub fn control_plane_route(
         }
         E::GetTable {
             table: GetTableSelector::Arn(arn),
-        } => names.arns.push(arn.clone()),
+        }
+        | E::GetTableRecordExpirationConfiguration { table_arn: arn }
+        | E::GetTableRecordExpirationJobStatus { table_arn: arn } => names.arns.push(arn.clone()),
+        E::PutTableRecordExpirationConfiguration { table_arn, .. } => {
+            names.reads_body = true;
+            names.arns.push(table_arn.clone());
+        }
         E::GetTable {
             table: GetTableSelector::Path(table),
         }

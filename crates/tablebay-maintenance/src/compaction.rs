@@ -28,38 +28,21 @@ pub(crate) async fn compact(
         target_file_size_bytes: settings.target_file_size_bytes,
         strategy,
     };
-    let mut outcome = JobOutcome::default();
-    // The engine's future is not `Send` (iceberg-rust's manifest iterators), so it runs to completion on a
-    // blocking-pool thread driven by this runtime's handle; the worker's semaphore slot bounds how many do.
     let (catalog, table) = (catalog.clone(), TableRef::Arn(loaded.table.arn.clone()));
-    let handle = tokio::runtime::Handle::current();
-    let result = tokio::task::spawn_blocking(move || {
-        handle.block_on(compact_table(&catalog, &table, &engine))
-    })
-    .await
-    .map_err(|e| MaintenanceError::Unreadable(format!("the compaction task failed: {e}")))?;
-    let report = match result {
-        Ok(report) => report,
-        Err(CompactionError::Conflict(why)) => {
-            outcome.backed_off = Some(format!(
-                "the table changed while compacting; retrying later ({why})"
-            ));
-            return Ok(outcome);
-        }
-        Err(CompactionError::Unavailable(why)) => {
-            outcome.backed_off = Some(format!(
-                "a store was unavailable while compacting; retrying later ({why})"
-            ));
-            return Ok(outcome);
-        }
-        Err(CompactionError::NotFound(m)) => return Err(MaintenanceError::NotFound(m)),
-        Err(CompactionError::Invalid(m)) => return Err(MaintenanceError::Invalid(m)),
-        Err(CompactionError::Internal(m)) => return Err(MaintenanceError::Unreadable(m)),
+    let report =
+        match on_blocking(move || async move { compact_table(&catalog, &table, &engine).await })
+            .await?
+        {
+            Ok(report) => report,
+            Err(e) => return engine_failure(e, "compacting"),
+        };
+    let mut outcome = JobOutcome {
+        files_in: report.files_in,
+        bytes_in: report.bytes_in,
+        files_out: report.files_out,
+        bytes_out: report.bytes_out,
+        ..JobOutcome::default()
     };
-    outcome.files_in = report.files_in;
-    outcome.bytes_in = report.bytes_in;
-    outcome.files_out = report.files_out;
-    outcome.bytes_out = report.bytes_out;
     outcome.detail("deleteFilesRemoved", report.delete_files_removed);
     outcome.detail("groupsCommitted", report.groups_committed);
     outcome.detail("groupsSkipped", report.groups_skipped);
@@ -71,4 +54,41 @@ pub(crate) async fn compact(
         None => "nothing to compact".to_string(),
     });
     Ok(outcome)
+}
+
+/// Runs an engine future to completion on a blocking-pool thread driven by this runtime's handle: the engines'
+/// futures are not `Send` (iceberg-rust's manifest iterators); the worker's semaphore slot bounds how many run.
+pub(crate) async fn on_blocking<T, F, Fut>(engine: F) -> Result<T, MaintenanceError>
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = T>,
+    T: Send + 'static,
+{
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || handle.block_on(engine()))
+        .await
+        .map_err(|e| MaintenanceError::Unreadable(format!("the maintenance task failed: {e}")))
+}
+
+/// An engine run that did not complete: a lost race or an unreachable store backs off (nothing was committed;
+/// the job runs again later), anything else fails the run.
+pub(crate) fn engine_failure(
+    e: CompactionError,
+    doing: &str,
+) -> Result<JobOutcome, MaintenanceError> {
+    let why = match e {
+        CompactionError::Conflict(why) => {
+            format!("the table changed while {doing}; retrying later ({why})")
+        }
+        CompactionError::Unavailable(why) => {
+            format!("a store was unavailable while {doing}; retrying later ({why})")
+        }
+        CompactionError::NotFound(m) => return Err(MaintenanceError::NotFound(m)),
+        CompactionError::Invalid(m) => return Err(MaintenanceError::Invalid(m)),
+        CompactionError::Internal(m) => return Err(MaintenanceError::Unreadable(m)),
+    };
+    Ok(JobOutcome {
+        backed_off: Some(why),
+        ..JobOutcome::default()
+    })
 }

@@ -1,6 +1,6 @@
 //! Tablebay's automatic table maintenance (`reference/s3tables-api.md` §4): snapshot expiration, unreferenced-
-//! file removal and (through the compaction engine) compaction, run by workers inside the server that claim jobs
-//! from the metadata store with leases, triggered by commits and by a periodic sweep, or run now by an operator.
+//! file removal and (through the compaction engine) compaction and record expiration, run by workers inside the
+//! server that claim jobs from the metadata store with leases, triggered by commits and by a periodic sweep, or run now by an operator.
 //! Every run is recorded; the records drive `GetTableMaintenanceJobStatus`, the admin listing and `/metrics`.
 //!
 //! The catalog owns tables and commits (a maintenance commit is an ordinary catalog commit); the store owns the
@@ -12,6 +12,7 @@ mod error;
 mod expire_snapshots;
 mod metrics;
 mod planner;
+mod record_expiration;
 mod references;
 mod run;
 mod runner;

@@ -25,7 +25,9 @@ use crate::settings::{
     EffectiveCompaction, EffectiveSnapshotManagement, EffectiveUnreferencedRemoval,
 };
 use crate::unreferenced_files::remove_unreferenced;
-use crate::{MaintenanceError, MaintenanceMetrics, MaintenanceRun, RunOutcome, compaction};
+use crate::{
+    MaintenanceError, MaintenanceMetrics, MaintenanceRun, RunOutcome, compaction, record_expiration,
+};
 
 /// The most runs one listing returns.
 pub const MAX_LISTED_RUNS: u32 = 1000;
@@ -447,6 +449,24 @@ impl JobRunner {
                     .await
                     .map(Some)
             }
+            MaintenanceJobType::IcebergRecordExpiration => {
+                let configured = configured.record_expiration;
+                if !enabled(configured.status) {
+                    return Ok(None);
+                }
+                // Rewritten files roll at the size compaction aims at.
+                let target = EffectiveCompaction::resolve(&Default::default(), &properties)
+                    .target_file_size_bytes;
+                record_expiration::expire(
+                    &self.catalog,
+                    loaded,
+                    configured.days,
+                    Utc::now(),
+                    target,
+                )
+                .await
+                .map(Some)
+            }
         }
     }
 
@@ -464,8 +484,8 @@ impl JobRunner {
     }
 
     /// Queues snapshot expiration (and compaction, when available) for every table, and unreferenced-file
-    /// removal for tables whose last removal run is more than a day old: it reads every manifest, and its
-    /// periods are counted in days.
+    /// removal and record expiration for tables whose last run of them is more than a day old (a table with
+    /// record expiration disabled runs nothing and records nothing).
     async fn sweep(&self) -> Result<(), MaintenanceError> {
         let day = chrono::Duration::from_std(self.config.day).unwrap_or(chrono::Duration::days(1));
         let mut after = None;
@@ -495,14 +515,22 @@ impl JobRunner {
                         )
                         .await?;
                 }
-                let removal = MaintenanceJobType::IcebergUnreferencedFileRemoval.as_str();
-                let last_run = self.meta.last_decided_run(id, removal).await?;
-                if last_run.is_none_or(|run| {
-                    run.started_at
-                        .checked_add_signed(day)
-                        .is_none_or(|due| due <= now)
-                }) {
-                    self.meta.enqueue_job(id, removal, "sweep", now).await?;
+                // Daily jobs: unreferenced-file removal reads every manifest and counts its periods in days;
+                // record expiration's retention is in days.
+                for daily in [
+                    MaintenanceJobType::IcebergUnreferencedFileRemoval,
+                    MaintenanceJobType::IcebergRecordExpiration,
+                ] {
+                    let last_run = self.meta.last_decided_run(id, daily.as_str()).await?;
+                    if last_run.is_none_or(|run| {
+                        run.started_at
+                            .checked_add_signed(day)
+                            .is_none_or(|due| due <= now)
+                    }) {
+                        self.meta
+                            .enqueue_job(id, daily.as_str(), "sweep", now)
+                            .await?;
+                    }
                 }
             }
         }

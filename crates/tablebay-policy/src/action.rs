@@ -33,7 +33,8 @@ impl Service {
 macro_rules! actions {
     ($( $(#[$doc:meta])* $variant:ident = $cross:literal ),* $(,)?) => {
         /// One action of the table service, as the product guide lists it (plus `GetTableMaintenanceJobStatus`,
-        /// which OSS implements and AWS names), or an STS action.
+        /// which OSS implements and AWS names, and the three record-expiration actions AWS names), or an STS
+        /// action.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Action {
             $( $(#[$doc])* $variant, )*
@@ -110,6 +111,12 @@ actions! {
     PutTableMaintenanceConfiguration = true,
     /// `oss:GetTableMaintenanceJobStatus`: not in the guide's list; treated like the maintenance reads.
     GetTableMaintenanceJobStatus = true,
+    /// `s3tables:GetTableRecordExpirationConfiguration` (AWS's name; not in the OSS guide's list).
+    GetTableRecordExpirationConfiguration = true,
+    /// `s3tables:PutTableRecordExpirationConfiguration` (AWS's name; not in the OSS guide's list).
+    PutTableRecordExpirationConfiguration = true,
+    /// `s3tables:GetTableRecordExpirationJobStatus` (AWS's name; not in the OSS guide's list).
+    GetTableRecordExpirationJobStatus = true,
     /// `oss:PutTablePolicy`.
     PutTablePolicy = false,
     /// `oss:GetTablePolicy`.
@@ -159,7 +166,8 @@ impl Action {
         }
     }
 
-    /// Every table-service action: the guide's list and `GetTableMaintenanceJobStatus`, in the guide's order.
+    /// Every table-service action: the guide's list, `GetTableMaintenanceJobStatus` and the record-expiration
+    /// actions, in the guide's order.
     pub fn all() -> &'static [Action] {
         TABLE_ACTIONS
     }
@@ -224,6 +232,15 @@ mod tests {
         ("DeleteTable", true),
     ];
 
+    /// Actions AWS's model names that the guide's table does not list, with the cross-account mark of their
+    /// nearest guide action (the maintenance configuration reads and writes).
+    const AWS_ONLY: &[(&str, bool)] = &[
+        ("GetTableMaintenanceJobStatus", true),
+        ("GetTableRecordExpirationConfiguration", true),
+        ("PutTableRecordExpirationConfiguration", true),
+        ("GetTableRecordExpirationJobStatus", true),
+    ];
+
     #[test]
     fn every_guide_action_parses_in_every_spelling_with_its_cross_account_mark() {
         for (name, cross) in GUIDE {
@@ -238,14 +255,18 @@ mod tests {
                 );
             }
         }
-        // all() is the guide's list plus GetTableMaintenanceJobStatus, nothing else.
-        assert_eq!(Action::all().len(), GUIDE.len() + 1);
+        // all() is the guide's list plus the actions AWS names beyond it, nothing else.
+        assert_eq!(Action::all().len(), GUIDE.len() + AWS_ONLY.len());
         for action in Action::all() {
             assert!(
                 GUIDE.iter().any(|(n, _)| *n == action.name())
-                    || *action == Action::GetTableMaintenanceJobStatus,
+                    || AWS_ONLY.iter().any(|(n, _)| *n == action.name()),
                 "{action}"
             );
+        }
+        for (name, cross) in AWS_ONLY {
+            let action = Action::parse(&format!("s3tables:{name}")).unwrap();
+            assert_eq!(action.cross_account(), *cross, "{name}");
         }
     }
 

@@ -4,7 +4,8 @@
 //!
 //! Identity operations act in one account (`?accountId=` for the instance root, else the caller's own) and are
 //! allowed to that account's root and the instance root; account operations to the instance root; maintenance
-//! runs need `PutTableMaintenanceConfiguration` (run now) or `GetTableMaintenanceJobStatus` (run records) on a
+//! runs need `PutTableMaintenanceConfiguration` (run now; `PutTableRecordExpirationConfiguration` for record
+//! expiration) or `GetTableMaintenanceJobStatus` (run records) on a
 //! table of the caller's own account.
 
 use axum::extract::{Request, State};
@@ -205,9 +206,20 @@ fn resolve(cx: &Context<'_>, endpoint: Endpoint) -> Result<(Resolved, Vec<Need>)
             let arn = TableArn::parse(&request.table_arn)?;
             let resource = Resource::Table(arn.clone());
             table = Some((arn, Some(job_type)));
+            // Running a job is configuring it: the action of the operation that configures the type.
+            let action = match job_type {
+                MaintenanceJobType::IcebergRecordExpiration => {
+                    Action::PutTableRecordExpirationConfiguration
+                }
+                MaintenanceJobType::IcebergCompaction
+                | MaintenanceJobType::IcebergSnapshotManagement
+                | MaintenanceJobType::IcebergUnreferencedFileRemoval => {
+                    Action::PutTableMaintenanceConfiguration
+                }
+            };
             vec![
                 Need::OwnAccount(resource.clone()),
-                Need::action(Action::PutTableMaintenanceConfiguration, resource),
+                Need::action(action, resource),
             ]
         }
         E::ListMaintenanceRuns { table_arn, .. } => match table_arn {

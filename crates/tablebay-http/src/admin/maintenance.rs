@@ -1,6 +1,7 @@
 //! `POST /admin/maintenance/run` (run one maintenance job now, answer its run record) and
 //! `GET /admin/maintenance/runs[?tableArn=…&maxRuns=…]` (recorded runs, newest first). Running a job needs
-//! `PutTableMaintenanceConfiguration` on the table, listing runs `GetTableMaintenanceJobStatus` (through the one
+//! `PutTableMaintenanceConfiguration` on the table (`PutTableRecordExpirationConfiguration` for
+//! `icebergRecordExpiration`), listing runs `GetTableMaintenanceJobStatus` (through the one
 //! authorization function, so roots of the owning account may, and users as their policies allow); a table of
 //! another account is refused whatever its policies say.
 
@@ -49,8 +50,8 @@ fn runner<'a>(cx: &'a Context<'_>) -> Result<&'a JobRunner, AdminError> {
 pub(super) fn job_type(raw: &str) -> Result<MaintenanceJobType, AdminError> {
     raw.parse().map_err(|_| {
         AdminError::BadRequest(format!(
-            "Invalid maintenance type '{raw}': expected icebergCompaction, icebergSnapshotManagement or \
-             icebergUnreferencedFileRemoval"
+            "Invalid maintenance type '{raw}': expected icebergCompaction, icebergSnapshotManagement, \
+             icebergUnreferencedFileRemoval or icebergRecordExpiration"
         ))
     })
 }

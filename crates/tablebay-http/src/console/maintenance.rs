@@ -80,6 +80,11 @@ pub(super) async fn put(
                 "Unreferenced file removal is configured on the table bucket".into(),
             ));
         }
+        MaintenanceJobType::IcebergRecordExpiration => {
+            return Err(ConsoleError::BadRequest(
+                "Record expiration is configured with PutTableRecordExpirationConfiguration".into(),
+            ));
+        }
     };
     cx.catalog()
         .put_table_maintenance(&TableRef::Arn(table.arn.clone()), update)
@@ -94,6 +99,13 @@ pub(super) async fn run(
     raw_type: &str,
 ) -> Result<Response, ConsoleError> {
     let job = job_type(raw_type)?;
+    // Authorized as PutTableMaintenanceConfiguration; record expiration runs through the admin API, which
+    // asks for its own action.
+    if job == MaintenanceJobType::IcebergRecordExpiration {
+        return Err(ConsoleError::BadRequest(
+            "Record expiration runs through POST /admin/maintenance/run".into(),
+        ));
+    }
     let run = runner(cx)?.run_now(&table.arn, job).await?;
     tracing::info!(table = %table.arn, job = job.as_str(), outcome = run.outcome.as_str(), "console run-now");
     Ok(layout::see_other(&format!("{}#runs", page_href(table))))
@@ -159,6 +171,7 @@ pub(super) async fn page(
                                                 Some(b) => span class=(format!("status-{}", b.unreferenced_file_removal.status.as_str())) { (b.unreferenced_file_removal.status.as_str()) " · " (b.unreferenced_file_removal.settings.unreferenced_days) " + " (b.unreferenced_file_removal.settings.non_current_days) " days (bucket)" },
                                                 None => span class="muted" { "on the bucket" },
                                             },
+                                            MaintenanceJobType::IcebergRecordExpiration => span class="muted" { "record expiration" },
                                         }
                                     }
                                     td data-label="Status" class=(format!("status-{}", status.state.as_str())) { (status.state.as_str()) }

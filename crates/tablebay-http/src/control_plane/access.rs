@@ -124,10 +124,19 @@ pub(crate) async fn resolve(
         }
         E::GetTable {
             table: GetTableSelector::Arn(raw),
-        } => {
-            let arn = TableArn::parse(raw)?;
-            table = Some(Ok(TableRef::Arn(arn.clone())));
-            vec![Need::action(A::GetTable, Resource::Table(arn))]
+        } => by_arn(A::GetTable, raw, &mut table)?,
+        E::PutTableRecordExpirationConfiguration { table_arn, .. } => by_arn(
+            A::PutTableRecordExpirationConfiguration,
+            table_arn,
+            &mut table,
+        )?,
+        E::GetTableRecordExpirationConfiguration { table_arn } => by_arn(
+            A::GetTableRecordExpirationConfiguration,
+            table_arn,
+            &mut table,
+        )?,
+        E::GetTableRecordExpirationJobStatus { table_arn } => {
+            by_arn(A::GetTableRecordExpirationJobStatus, table_arn, &mut table)?
         }
         E::GetTable {
             table: GetTableSelector::Path(path),
@@ -199,6 +208,17 @@ fn new_bucket(cx: &Context<'_>, name: &str) -> Resource {
         }
         Err(_) => Resource::Account(cx.account.clone()),
     }
+}
+
+/// A table named by ARN (`?tableArn=`): the need is on that ARN; the handler answers the lookup's own 404.
+fn by_arn(
+    action: Action,
+    raw: &str,
+    table: &mut Option<Result<TableRef, ControlPlaneError>>,
+) -> Result<Vec<Need>, ControlPlaneError> {
+    let arn = TableArn::parse(raw)?;
+    *table = Some(Ok(TableRef::Arn(arn.clone())));
+    Ok(vec![Need::action(action, Resource::Table(arn))])
 }
 
 /// A table named by path: looked up (remembered in `table`); the need is on its ARN when it exists, else on

@@ -13,7 +13,8 @@ use super::error::ControlPlaneError;
 use super::request::RequestContext;
 use super::router::{Endpoint, route};
 use super::{
-    buckets, encryption, maintenance, namespaces, policies, storage, tables, tagging, virtual_host,
+    buckets, encryption, maintenance, namespaces, policies, record_expiration, storage, tables,
+    tagging, virtual_host,
 };
 use crate::pipeline::{self, Context, Need, RequestBody, Schemes, Surface};
 use crate::state::AppState;
@@ -176,6 +177,15 @@ async fn dispatch(
         }
         E::GetTableMaintenanceJobStatus { .. } => maintenance::job_status(catalog, &table()?).await,
         E::GetTableStorageClass { .. } => storage::get_table_class(catalog, &table()?).await,
+        E::PutTableRecordExpirationConfiguration { request, .. } => {
+            record_expiration::put(catalog, &table()?, request).await
+        }
+        E::GetTableRecordExpirationConfiguration { .. } => {
+            record_expiration::get(catalog, &table()?).await
+        }
+        E::GetTableRecordExpirationJobStatus { .. } => {
+            record_expiration::job_status(catalog, &table()?).await
+        }
         E::TagResource { arn, request } => tagging::tag(catalog, &arn, request).await,
         E::UntagResource { arn, tag_keys } => tagging::untag(catalog, &arn, &tag_keys).await,
         E::ListTagsForResource { arn } => tagging::list(catalog, &arn).await,

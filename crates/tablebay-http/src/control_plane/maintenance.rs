@@ -175,6 +175,12 @@ pub(super) async fn put_table(
                 "Invalid table maintenance type '{raw_type}': it is configured on the table bucket"
             )));
         }
+        MaintenanceJobType::IcebergRecordExpiration => {
+            return Err(ControlPlaneError::BadRequest(format!(
+                "Invalid table maintenance type '{raw_type}': it is configured with \
+                 PutTableRecordExpirationConfiguration"
+            )));
+        }
     };
     catalog.put_table_maintenance(table, update).await?;
     no_content()

@@ -9,6 +9,7 @@ mod error;
 mod maintenance;
 mod namespaces;
 mod policies;
+mod record_expiration;
 mod request;
 pub(crate) mod router;
 mod storage;

@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use super::error::ControlPlaneError;
 use super::wire::{
     CreateNamespaceRequest, CreateTableBucketRequest, CreateTableRequest, EncryptionBody,
-    PutMaintenanceRequest, RenameTableRequest, ResourcePolicyBody, StorageClassBody, TagsBody,
-    UpdateTableMetadataLocationRequest,
+    PutMaintenanceRequest, PutRecordExpirationRequest, RenameTableRequest, ResourcePolicyBody,
+    StorageClassBody, TagsBody, UpdateTableMetadataLocationRequest,
 };
 use crate::form::FormPairs;
 use crate::pipeline::RequestBody;
@@ -173,6 +173,16 @@ pub(crate) enum Endpoint {
     GetTableStorageClass {
         table: TablePath,
     },
+    PutTableRecordExpirationConfiguration {
+        table_arn: String,
+        request: PutRecordExpirationRequest,
+    },
+    GetTableRecordExpirationConfiguration {
+        table_arn: String,
+    },
+    GetTableRecordExpirationJobStatus {
+        table_arn: String,
+    },
     TagResource {
         arn: String,
         request: TagsBody,
@@ -220,7 +230,12 @@ impl Endpoint {
             | E::ListTables { bucket, .. } => Some(bucket),
             E::GetTable {
                 table: GetTableSelector::Arn(arn),
-            } => arn.split_once("/table/").map(|(bucket, _)| bucket),
+            }
+            | E::PutTableRecordExpirationConfiguration { table_arn: arn, .. }
+            | E::GetTableRecordExpirationConfiguration { table_arn: arn }
+            | E::GetTableRecordExpirationJobStatus { table_arn: arn } => {
+                arn.split_once("/table/").map(|(bucket, _)| bucket)
+            }
             E::GetTable {
                 table: GetTableSelector::Path(table),
             }
@@ -284,6 +299,13 @@ impl Endpoint {
             Self::GetTableMaintenanceConfiguration { .. } => "GetTableMaintenanceConfiguration",
             Self::GetTableMaintenanceJobStatus { .. } => "GetTableMaintenanceJobStatus",
             Self::GetTableStorageClass { .. } => "GetTableStorageClass",
+            Self::PutTableRecordExpirationConfiguration { .. } => {
+                "PutTableRecordExpirationConfiguration"
+            }
+            Self::GetTableRecordExpirationConfiguration { .. } => {
+                "GetTableRecordExpirationConfiguration"
+            }
+            Self::GetTableRecordExpirationJobStatus { .. } => "GetTableRecordExpirationJobStatus",
             Self::TagResource { .. } => "TagResource",
             Self::UntagResource { .. } => "UntagResource",
             Self::ListTagsForResource { .. } => "ListTagsForResource",
@@ -293,6 +315,12 @@ impl Endpoint {
 
 fn first(pairs: &FormPairs, key: &str) -> Option<String> {
     pairs.first(key).map(str::to_string)
+}
+
+/// A query member the model marks required: its absence is a 400 naming it.
+fn required(pairs: &FormPairs, key: &str) -> Result<String, ControlPlaneError> {
+    first(pairs, key)
+        .ok_or_else(|| ControlPlaneError::BadRequest(format!("Missing required parameter {key}")))
 }
 
 /// Splits the raw path into decoded segments. A proxy that decoded `%2F` inside a bucket ARN leaves
@@ -534,11 +562,22 @@ pub(crate) fn route(
             arn: arn.to_string(),
             tag_keys: q.all("tagKeys").map(str::to_string).collect(),
         },
-        // Record expiration is modeled with 405 for services that do not offer it.
-        (_, [op, ..]) if op.starts_with("table-record-expiration") => {
-            return Err(ControlPlaneError::MethodNotAllowed(
-                "Record expiration is not supported".to_string(),
-            ));
+        (Method::PUT, ["table-record-expiration"]) => E::PutTableRecordExpirationConfiguration {
+            table_arn: required(&q, "tableArn")?,
+            request: json(body)?,
+        },
+        (Method::GET, ["table-record-expiration"]) => E::GetTableRecordExpirationConfiguration {
+            table_arn: required(&q, "tableArn")?,
+        },
+        (Method::GET, ["table-record-expiration-job-status"]) => {
+            E::GetTableRecordExpirationJobStatus {
+                table_arn: required(&q, "tableArn")?,
+            }
+        }
+        (m, ["table-record-expiration" | "table-record-expiration-job-status"]) => {
+            return Err(ControlPlaneError::MethodNotAllowed(format!(
+                "The method {m} is not allowed on {path}"
+            )));
         }
         (m, _) => {
             return Err(ControlPlaneError::BadRequest(format!(
@@ -567,6 +606,10 @@ mod tests {
     const TABLE_BODY: &str = r#"{"name":"t1","format":"ICEBERG"}"#;
     const LOCATION_BODY: &str = r#"{"versionToken":"vt","metadataLocation":"s3://x/m.json"}"#;
     const TAGS_BODY: &str = r#"{"tags":{"a":"b"}}"#;
+    const EXPIRATION_BODY: &str = r#"{"value":{"status":"enabled","settings":{"days":7}}}"#;
+    const TABLE_ARN: &str = "arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket/table/x";
+    const TABLE_Q: &str =
+        "tableArn=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket%2Ftable%2Fx";
 
     fn tp() -> TablePath {
         TablePath {
@@ -794,6 +837,31 @@ mod tests {
                     tag_keys: vec!["a".into(), "b".into()],
                 },
             ),
+            (
+                Method::PUT,
+                "/table-record-expiration".into(),
+                Some(TABLE_Q),
+                Endpoint::PutTableRecordExpirationConfiguration {
+                    table_arn: TABLE_ARN.into(),
+                    request: parsed(EXPIRATION_BODY),
+                },
+            ),
+            (
+                Method::GET,
+                "/table-record-expiration".into(),
+                Some(TABLE_Q),
+                Endpoint::GetTableRecordExpirationConfiguration {
+                    table_arn: TABLE_ARN.into(),
+                },
+            ),
+            (
+                Method::GET,
+                "/table-record-expiration-job-status".into(),
+                Some(TABLE_Q),
+                Endpoint::GetTableRecordExpirationJobStatus {
+                    table_arn: TABLE_ARN.into(),
+                },
+            ),
             // A raw `:` and a proxy-decoded `%2F` are both tolerated.
             (
                 Method::GET,
@@ -837,6 +905,7 @@ mod tests {
                 Endpoint::CreateTable { .. } => TABLE_BODY,
                 Endpoint::UpdateTableMetadataLocation { .. } => LOCATION_BODY,
                 Endpoint::TagResource { .. } => TAGS_BODY,
+                Endpoint::PutTableRecordExpirationConfiguration { .. } => EXPIRATION_BODY,
                 _ => "",
             };
             let body = RequestBody::new(bytes::Bytes::from(body));
@@ -864,6 +933,17 @@ mod tests {
             .is_err()
         );
         assert!(route(&Method::GET, "/buckets/%FF", None, &none).is_err());
+        // The table ARN is required; a body without `value` is malformed.
+        assert!(route(&Method::GET, "/table-record-expiration", None, &none).is_err());
+        let no_value = RequestBody::new(bytes::Bytes::from_static(b"{}"));
+        let err = route(
+            &Method::PUT,
+            "/table-record-expiration",
+            Some("tableArn=x"),
+            &no_value,
+        )
+        .unwrap_err();
+        assert!(matches!(err, ControlPlaneError::BadRequest(_)), "{err:?}");
         // A body is parsed once, strictly: not UTF-8, not JSON, or the wrong shape is a 400.
         for body in [&b"{\"name\":\"b\xff\"}"[..], b"{", b"[]", b"{\"name\":1}"] {
             let body = RequestBody::new(bytes::Bytes::copy_from_slice(body));

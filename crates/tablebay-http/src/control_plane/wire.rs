@@ -332,6 +332,55 @@ pub(crate) struct GetTableMaintenanceJobStatusResponse {
     pub status: BTreeMap<&'static str, JobStatusWire>,
 }
 
+/// `{"value": {"status"?, "settings"?: {"days"?}}}` of PutTableRecordExpirationConfiguration.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct PutRecordExpirationRequest {
+    pub value: RecordExpirationValue,
+}
+
+/// `TableRecordExpirationConfigurationValue`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub(crate) struct RecordExpirationValue {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<RecordExpirationSettingsWire>,
+}
+
+/// `TableRecordExpirationSettings`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecordExpirationSettingsWire {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub days: Option<i64>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct GetRecordExpirationResponse {
+    pub configuration: RecordExpirationValue,
+}
+
+/// `TableRecordExpirationJobMetrics`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RecordExpirationMetricsWire {
+    pub deleted_data_files: u64,
+    pub deleted_records: u64,
+    pub removed_files_size: u64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GetRecordExpirationJobStatusResponse {
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_run_timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<RecordExpirationMetricsWire>,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct GetTableBucketMetricsResponse {

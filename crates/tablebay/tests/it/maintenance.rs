@@ -497,3 +497,144 @@ async fn two_instances_share_jobs_and_take_over_a_dead_workers_job() {
     let _ = conn.close().await;
     database.drop_database().await;
 }
+
+/// Record expiration (issue 20): its configuration and job status operations by `?tableArn=`, and runs through
+/// the admin endpoint. PyIceberg-written tables and the rows removed are `clients/python/test_record_expiration.py`.
+#[tokio::test]
+async fn record_expiration_configuration_and_status_follow_its_runs() {
+    let server = TestServer::start_with(&["--arn-flavor", "aws", "--maintenance-workers", "0"]);
+    let (bucket, arns) = tables(&server, "maint-expire", 1).await;
+    let b = seg(&bucket);
+    let body = json!({"name": "events", "format": "ICEBERG", "metadata": {"iceberg": {"schema": {"fields": [
+        {"name": "id", "type": "long", "required": true},
+        {"name": "at", "type": "timestamptz", "required": false}]}}}});
+    let (code, created) =
+        json_of(server.call(M::PUT, &format!("/tables/{b}/ns"), body).await).await;
+    assert_eq!(code, StatusCode::OK, "{created}");
+    let events = created["tableARN"].as_str().unwrap().to_string();
+    let config = |arn: &str| format!("/table-record-expiration?tableArn={}", seg(arn));
+    let status_of =
+        |arn: &str| format!("/table-record-expiration-job-status?tableArn={}", seg(arn));
+    let get = |path: String| {
+        let server = &server;
+        async move { json_of(server.call(M::GET, &path, Value::Null).await).await }
+    };
+
+    // Off until configured.
+    assert_eq!(
+        get(config(&events)).await,
+        (
+            StatusCode::OK,
+            json!({"configuration": {"status": "disabled"}})
+        )
+    );
+    assert_eq!(
+        get(status_of(&events)).await,
+        (StatusCode::OK, json!({"status": "Disabled"}))
+    );
+    let seven = json!({"value": {"status": "enabled", "settings": {"days": 7}}});
+    for arn in [&events, &arns[0]] {
+        let (code, body) = json_of(server.call(M::PUT, &config(arn), seven.clone()).await).await;
+        assert_eq!((code, body), (StatusCode::NO_CONTENT, Value::Null));
+    }
+    assert_eq!(
+        get(config(&events)).await,
+        (StatusCode::OK, json!({"configuration": seven["value"]}))
+    );
+    assert_eq!(
+        get(status_of(&events)).await,
+        (StatusCode::OK, json!({"status": "NotYetRun"}))
+    );
+
+    // A run with nothing to remove succeeds and reports zeros.
+    let (code, run) = run_now(&server, &events, "icebergRecordExpiration").await;
+    assert_eq!(code, StatusCode::OK, "{run}");
+    assert_eq!(run["outcome"], "Successful", "{run}");
+    let (code, status) = get(status_of(&events)).await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(status["status"], "Successful", "{status}");
+    assert!(status["lastRunTimestamp"].is_string(), "{status}");
+    assert_eq!(
+        status["metrics"],
+        json!({"deletedDataFiles": 0, "deletedRecords": 0, "removedFilesSize": 0})
+    );
+
+    // A table without a timestamp column: the run fails and the status says why.
+    let (code, run) = run_now(&server, &arns[0], "icebergRecordExpiration").await;
+    assert_eq!(
+        (code, run["outcome"].as_str()),
+        (StatusCode::OK, Some("Failed")),
+        "{run}"
+    );
+    let (_, status) = get(status_of(&arns[0])).await;
+    assert_eq!(status["status"], "Failed", "{status}");
+    assert!(
+        status["failureMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("no timestamp, timestamptz or date column")),
+        "{status}"
+    );
+
+    // The maintenance operations keep to their own three job types.
+    let status = job_status(&server, &bucket, "events").await;
+    assert!(status.get("icebergRecordExpiration").is_none(), "{status}");
+    let path = format!("/tables/{b}/ns/events/maintenance/icebergRecordExpiration");
+    let (code, body) = json_of(
+        server
+            .call(M::PUT, &path, json!({"value": {"status": "enabled"}}))
+            .await,
+    )
+    .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{body}");
+
+    // Bad requests change nothing.
+    for (method, path, body, expected) in [
+        (
+            M::GET,
+            "/table-record-expiration".to_string(),
+            Value::Null,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            M::PUT,
+            config(&events),
+            json!({"value": {"settings": {"days": -7}}}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            M::PUT,
+            config(&events),
+            json!({"value": {"status": "enabled"}}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (M::PUT, config(&events), json!({}), StatusCode::BAD_REQUEST),
+        (
+            M::DELETE,
+            config(&events),
+            Value::Null,
+            StatusCode::METHOD_NOT_ALLOWED,
+        ),
+        (
+            M::GET,
+            config(&format!("{bucket}/table/not-a-table")),
+            Value::Null,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            M::GET,
+            config(&format!(
+                "{bucket}/table/0190a8f0-0000-7000-8000-000000000000"
+            )),
+            Value::Null,
+            StatusCode::NOT_FOUND,
+        ),
+    ] {
+        let (code, answer) = json_of(server.call(method.clone(), &path, body).await).await;
+        assert_eq!(code, expected, "{method} {path}: {answer}");
+        assert!(answer["message"].is_string(), "{answer}");
+    }
+    assert_eq!(
+        get(config(&events)).await,
+        (StatusCode::OK, json!({"configuration": seven["value"]}))
+    );
+}

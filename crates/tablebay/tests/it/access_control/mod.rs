@@ -136,6 +136,7 @@ impl World {
             format!("/tables/{b}/ns/t/metadata-location"),
             format!("/tables/{b}/ns/t/policy"),
             format!("/tables/{b}/ns/t/maintenance"),
+            format!("/table-record-expiration?tableArn={}", seg(&f.table_arn)),
         ]
         .into_iter()
         .map(|path| (Tables, path))
@@ -393,6 +394,27 @@ fn op_for(action: Action, f: &Fixture, owner: &str) -> Op {
             );
         }
         A::DeleteTable => (M::DELETE, Tables, t.clone(), Value::Null),
+        A::GetTableRecordExpirationConfiguration => (
+            M::GET,
+            Tables,
+            format!("/table-record-expiration?tableArn={}", seg(&f.table_arn)),
+            Value::Null,
+        ),
+        A::PutTableRecordExpirationConfiguration => (
+            M::PUT,
+            Tables,
+            format!("/table-record-expiration?tableArn={}", seg(&f.table_arn)),
+            json!({"value": {"status": "enabled", "settings": {"days": 30}}}),
+        ),
+        A::GetTableRecordExpirationJobStatus => (
+            M::GET,
+            Tables,
+            format!(
+                "/table-record-expiration-job-status?tableArn={}",
+                seg(&f.table_arn)
+            ),
+            Value::Null,
+        ),
         A::AssumeRole | A::GetSessionToken => unreachable!("not a table action"),
     };
     Op::new(method, surface, path, body, &[action])
