@@ -45,9 +45,6 @@ UNSERVED = {
     "DeleteTableReplication": "replication (issue 20)",
     "GetTableReplicationStatus": "replication (issue 20)",
     "DisassociateTableReplication": "replication (issue 20)",
-    "PutTableRecordExpirationConfiguration": "record expiration (issue 20)",
-    "GetTableRecordExpirationConfiguration": "record expiration (issue 20)",
-    "GetTableRecordExpirationJobStatus": "record expiration (issue 20)",
 }
 
 
@@ -135,6 +132,13 @@ SERVED = [
     Op("GetTableBucketPolicy", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),
     Op("PutTablePolicy", lambda c: c.ids(resourcePolicy=POLICY), lambda c: c.ids(resourcePolicy="{not json")),
     Op("GetTablePolicy", lambda c: c.ids(), lambda c: c.ids(namespace=BAD_NS)),
+    Op("PutTableRecordExpirationConfiguration",
+       lambda c: {"tableArn": c.table_arn, "value": {"status": "enabled", "settings": {"days": 7}}},
+       lambda c: {"tableArn": c.table_arn, "value": {"status": "sometimes", "settings": {"days": 7}}}),
+    Op("GetTableRecordExpirationConfiguration", lambda c: {"tableArn": c.table_arn},
+       lambda c: {"tableArn": "arn:aws:s3tables:nowhere"}),
+    Op("GetTableRecordExpirationJobStatus", lambda c: {"tableArn": c.table_arn},
+       lambda c: {"tableArn": "arn:aws:s3tables:nowhere"}),
     Op("PutTableBucketStorageClass",
        lambda c: {"tableBucketARN": c.arn, "storageClassConfiguration": {"storageClass": "STANDARD"}},
        lambda c: {"tableBucketARN": c.arn, "storageClassConfiguration": {"storageClass": "GLACIER"}}),
