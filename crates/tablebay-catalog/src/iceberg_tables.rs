@@ -362,9 +362,55 @@ impl Catalog {
         table: &Table,
         mode: DropMode,
     ) -> Result<Table, ServiceError> {
+        self.delete_iceberg_table(table, None, mode).await
+    }
+
+    /// Unregisters a table (Iceberg REST `unregisterTable`): the catalog forgets it, and its files stay where
+    /// they are, so that its storage can be registered again (here or by another catalog). Returns the table as
+    /// it was when its row went: the row is deleted only if it still has the version that was read, so the
+    /// metadata returned holds every commit that happened before (the spec's requirement); a commit that lands
+    /// in between is read again.
+    pub async fn unregister_iceberg_table(
+        &self,
+        table: &Table,
+    ) -> Result<IcebergTable, ServiceError> {
+        const ATTEMPTS: u32 = 8;
+        let mut current = table.clone();
+        for _ in 0..ATTEMPTS {
+            let loaded = self.with_metadata(current.clone()).await?;
+            let expected = current.version_token.clone();
+            match self
+                .delete_iceberg_table(&current, Some(&expected), DropMode::KeepFiles)
+                .await
+            {
+                Ok(_) => return Ok(loaded),
+                Err(ServiceError::Conflict(_)) => {
+                    current = self
+                        .table(&TableRef::Arn(table.arn.clone()))
+                        .await
+                        .map_err(|e| match e {
+                            ServiceError::NotFound(_) => table_not_found(),
+                            other => other,
+                        })?;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        Err(ServiceError::Conflict(
+            "The table changed concurrently while unregistering it; retry".into(),
+        ))
+    }
+
+    /// Deletes a table's row (only at `expected_version_token` when given), then purges or detaches its storage.
+    async fn delete_iceberg_table(
+        &self,
+        table: &Table,
+        expected_version_token: Option<&str>,
+        mode: DropMode,
+    ) -> Result<Table, ServiceError> {
         let deleted = self
             .meta
-            .delete_table(table.id, None)
+            .delete_table(table.id, expected_version_token)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => table_not_found(),
