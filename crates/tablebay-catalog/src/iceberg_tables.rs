@@ -164,18 +164,39 @@ impl Catalog {
         self.with_metadata(table).await
     }
 
+    /// Whether a view of the namespace has the name.
+    pub(crate) async fn view_named(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<bool, ServiceError> {
+        Ok(self
+            .meta
+            .view_by_name(namespace.id, name.as_str())
+            .await?
+            .is_some())
+    }
+
+    /// Whether a table of the namespace has the name.
+    pub(crate) async fn table_named(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<bool, ServiceError> {
+        Ok(self
+            .meta
+            .table_by_name(namespace.id, name.as_str())
+            .await?
+            .is_some())
+    }
+
     /// `AlreadyExists` when a view of the namespace has the name: tables and views share one name space.
     pub(crate) async fn check_no_view(
         &self,
         namespace: &Namespace,
         name: &TableName,
     ) -> Result<(), ServiceError> {
-        if self
-            .meta
-            .view_by_name(namespace.id, name.as_str())
-            .await?
-            .is_some()
-        {
+        if self.view_named(namespace, name).await? {
             return Err(ServiceError::AlreadyExists(format!(
                 "View with same name already exists: {}.{name}",
                 namespace.name
@@ -278,12 +299,7 @@ impl Catalog {
                 "metadata-location {metadata_location} is not inside a table's storage (s3://<uuid>--table-s3/…)"
             ))
         })?;
-        if self
-            .meta
-            .table_by_name(namespace.id, name.as_str())
-            .await?
-            .is_some()
-        {
+        if self.table_named(namespace, name).await? {
             return Err(ServiceError::AlreadyExists(format!(
                 "Table already exists: {}.{name}",
                 namespace.name

@@ -78,6 +78,30 @@ fn view_not_found() -> ServiceError {
     ServiceError::NotFound("The specified view does not exist.".to_string())
 }
 
+/// The row of a new view `id`, created now by `by`, pointing at `location`.
+fn new_view_record(
+    id: Uuid,
+    namespace: &Namespace,
+    name: &TableName,
+    location: &str,
+    by: &AccountId,
+) -> ViewRecord {
+    let now = Utc::now();
+    ViewRecord {
+        id,
+        bucket_id: namespace.bucket.id,
+        namespace_id: namespace.id,
+        namespace_name: namespace.name.to_string(),
+        name: name.to_string(),
+        version_token: new_version_token(),
+        metadata_location: location.to_string(),
+        created_at: now,
+        created_by: by.to_string(),
+        modified_at: now,
+        modified_by: by.to_string(),
+    }
+}
+
 /// A failed view insert, as the caller sees it.
 fn insert_error(e: StoreError, namespace: &Namespace, name: &TableName) -> ServiceError {
     match e {
@@ -206,20 +230,7 @@ impl Catalog {
         .map_err(invalid)?
         .metadata;
         let (location, json) = self.write_view_metadata(id, 0, &metadata).await?;
-        let now = Utc::now();
-        let record = ViewRecord {
-            id,
-            bucket_id: namespace.bucket.id,
-            namespace_id: namespace.id,
-            namespace_name: namespace.name.to_string(),
-            name: name.to_string(),
-            version_token: new_version_token(),
-            metadata_location: location.clone(),
-            created_at: now,
-            created_by: by.to_string(),
-            modified_at: now,
-            modified_by: by.to_string(),
-        };
+        let record = new_view_record(id, namespace, name, &location, by);
         if let Err(e) = self.meta.insert_view(&record).await {
             self.table_files(id).discard(&location).await;
             return Err(insert_error(e, namespace, name));
@@ -276,20 +287,7 @@ impl Catalog {
             )));
         }
         let location = file.uri();
-        let now = Utc::now();
-        let record = ViewRecord {
-            id: file.table_id,
-            bucket_id: namespace.bucket.id,
-            namespace_id: namespace.id,
-            namespace_name: namespace.name.to_string(),
-            name: name.to_string(),
-            version_token: new_version_token(),
-            metadata_location: location.clone(),
-            created_at: now,
-            created_by: by.to_string(),
-            modified_at: now,
-            modified_by: by.to_string(),
-        };
+        let record = new_view_record(file.table_id, namespace, name, &location, by);
         self.meta
             .insert_view(&record)
             .await
@@ -313,23 +311,13 @@ impl Catalog {
         namespace: &Namespace,
         name: &TableName,
     ) -> Result<(), ServiceError> {
-        if self
-            .meta
-            .table_by_name(namespace.id, name.as_str())
-            .await?
-            .is_some()
-        {
+        if self.table_named(namespace, name).await? {
             return Err(ServiceError::AlreadyExists(format!(
                 "Table with same name already exists: {}.{name}",
                 namespace.name
             )));
         }
-        if self
-            .meta
-            .view_by_name(namespace.id, name.as_str())
-            .await?
-            .is_some()
-        {
+        if self.view_named(namespace, name).await? {
             return Err(ServiceError::AlreadyExists(format!(
                 "View already exists: {}.{name}",
                 namespace.name

@@ -14,8 +14,8 @@ async fn put_file(server: &TestServer, location: &str, key: &str, body: &[u8]) {
     assert_eq!(response.status(), StatusCode::OK, "PUT {path}");
 }
 
-#[tokio::test]
-async fn unregister_forgets_the_table_and_keeps_its_files() {
+/// A server with namespace `sales` and its table `name`; returns the server, the prefix and the create answer.
+async fn with_table(name: &str) -> (TestServer, String, Value) {
     let (server, _, p) = setup().await;
     call(
         &server,
@@ -28,10 +28,16 @@ async fn unregister_forgets_the_table_and_keeps_its_files() {
         &server,
         M::POST,
         &format!("/{p}/namespaces/sales/tables"),
-        json!({"name": "orders", "schema": schema()}),
+        json!({"name": name, "schema": schema()}),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{created}");
+    (server, p, created)
+}
+
+#[tokio::test]
+async fn unregister_forgets_the_table_and_keeps_its_files() {
+    let (server, p, created) = with_table("orders").await;
     // A commit, so that the answer must carry the table as committed.
     let (status, _, committed) = call(
         &server,
@@ -111,14 +117,7 @@ async fn unregister_forgets_the_table_and_keeps_its_files() {
 
 #[tokio::test]
 async fn register_view_adopts_an_unregistered_storage() {
-    let (server, _, p) = setup().await;
-    call(
-        &server,
-        M::POST,
-        &format!("/{p}/namespaces"),
-        json!({"namespace": ["sales"]}),
-    )
-    .await;
+    let (server, p, table) = with_table("holder").await;
     // A view's metadata, as Tablebay writes it, moved into a table's storage.
     let (status, _, view) = call(
         &server,
@@ -131,14 +130,6 @@ async fn register_view_adopts_an_unregistered_storage() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{view}");
-    let (status, _, table) = call(
-        &server,
-        M::POST,
-        &format!("/{p}/namespaces/sales/tables"),
-        json!({"name": "holder", "schema": schema()}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{table}");
     let storage = table["metadata"]["location"].as_str().unwrap().to_string();
     let mut metadata = view["metadata"].clone();
     metadata["location"] = json!(storage);
