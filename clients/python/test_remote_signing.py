@@ -25,7 +25,8 @@ from tablebay_test.iceberg import (assert_error_model, catalog_prefix, catalog_u
                                    oauth_rest_catalog)
 from tablebay_test.signing import signed_request
 
-pytest.importorskip("s3fs", reason="PyIceberg signs remotely only through its fsspec FileIO (s3fs)")
+# PyIceberg signs remotely only through its fsspec FileIO: s3fs must be there (requirements-nodeps.txt).
+import s3fs  # noqa: E402,F401
 
 pytestmark = pytest.mark.usefixtures("data_plane")
 
