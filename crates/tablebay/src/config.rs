@@ -12,8 +12,8 @@ use serde::Deserialize;
 use tablebay_catalog::{AccountId, ArnFlavor};
 use tablebay_http::{MetricsAccess, Secret};
 use tablebay_maintenance::MaintenanceConfig;
-use tablebay_store::encryption::{LocalKeys, MasterKey};
 use tablebay_store::{BlobUrl, Durability};
+use tablebay_store::encryption::{LocalKeys, MasterKey};
 
 use crate::listener::ListenerLimits;
 
