@@ -9,13 +9,15 @@ set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 requirements="$repo_root/clients/python/requirements.txt"
+# Installed with --no-deps (see the file): pins that conflict on paper but work together.
+requirements_nodeps="$repo_root/clients/python/requirements-nodeps.txt"
 venv="${TABLEBAY_VENV:-$HOME/.cache/tablebay-venv}"
 python="${PYTHON:-python3}"
 stamp="$venv/.tablebay-requirements.sha256"
 
 log() { echo "python-env: $*" >&2; }
 
-want_hash="$( (sha256sum "$requirements"; "$python" -c 'import sys; print(sys.version)') | sha256sum | cut -d' ' -f1)"
+want_hash="$( (sha256sum "$requirements" "$requirements_nodeps"; "$python" -c 'import sys; print(sys.version)') | sha256sum | cut -d' ' -f1)"
 
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want_hash" ]]; then
     log "up to date ($venv)"
@@ -39,6 +41,7 @@ else
     log "installing $(grep -cvE '^\s*(#|$)' "$requirements") pinned requirements"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$requirements_nodeps" >&2
     echo "$want_hash" > "$stamp"
     log "installed: $("$venv/bin/aws" --version 2>&1)"
 fi

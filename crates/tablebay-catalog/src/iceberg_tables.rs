@@ -164,18 +164,39 @@ impl Catalog {
         self.with_metadata(table).await
     }
 
+    /// Whether a view of the namespace has the name.
+    pub(crate) async fn view_named(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<bool, ServiceError> {
+        Ok(self
+            .meta
+            .view_by_name(namespace.id, name.as_str())
+            .await?
+            .is_some())
+    }
+
+    /// Whether a table of the namespace has the name.
+    pub(crate) async fn table_named(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<bool, ServiceError> {
+        Ok(self
+            .meta
+            .table_by_name(namespace.id, name.as_str())
+            .await?
+            .is_some())
+    }
+
     /// `AlreadyExists` when a view of the namespace has the name: tables and views share one name space.
     pub(crate) async fn check_no_view(
         &self,
         namespace: &Namespace,
         name: &TableName,
     ) -> Result<(), ServiceError> {
-        if self
-            .meta
-            .view_by_name(namespace.id, name.as_str())
-            .await?
-            .is_some()
-        {
+        if self.view_named(namespace, name).await? {
             return Err(ServiceError::AlreadyExists(format!(
                 "View with same name already exists: {}.{name}",
                 namespace.name
@@ -278,12 +299,7 @@ impl Catalog {
                 "metadata-location {metadata_location} is not inside a table's storage (s3://<uuid>--table-s3/…)"
             ))
         })?;
-        if self
-            .meta
-            .table_by_name(namespace.id, name.as_str())
-            .await?
-            .is_some()
-        {
+        if self.table_named(namespace, name).await? {
             return Err(ServiceError::AlreadyExists(format!(
                 "Table already exists: {}.{name}",
                 namespace.name
@@ -362,9 +378,55 @@ impl Catalog {
         table: &Table,
         mode: DropMode,
     ) -> Result<Table, ServiceError> {
+        self.delete_iceberg_table(table, None, mode).await
+    }
+
+    /// Unregisters a table (Iceberg REST `unregisterTable`): the catalog forgets it, and its files stay where
+    /// they are, so that its storage can be registered again (here or by another catalog). Returns the table as
+    /// it was when its row went: the row is deleted only if it still has the version that was read, so the
+    /// metadata returned holds every commit that happened before (the spec's requirement); a commit that lands
+    /// in between is read again.
+    pub async fn unregister_iceberg_table(
+        &self,
+        table: &Table,
+    ) -> Result<IcebergTable, ServiceError> {
+        const ATTEMPTS: u32 = 8;
+        let mut current = table.clone();
+        for _ in 0..ATTEMPTS {
+            let loaded = self.with_metadata(current.clone()).await?;
+            let expected = current.version_token.clone();
+            match self
+                .delete_iceberg_table(&current, Some(&expected), DropMode::KeepFiles)
+                .await
+            {
+                Ok(_) => return Ok(loaded),
+                Err(ServiceError::Conflict(_)) => {
+                    current = self
+                        .table(&TableRef::Arn(table.arn.clone()))
+                        .await
+                        .map_err(|e| match e {
+                            ServiceError::NotFound(_) => table_not_found(),
+                            other => other,
+                        })?;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        Err(ServiceError::Conflict(
+            "The table changed concurrently while unregistering it; retry".into(),
+        ))
+    }
+
+    /// Deletes a table's row (only at `expected_version_token` when given), then purges or detaches its storage.
+    async fn delete_iceberg_table(
+        &self,
+        table: &Table,
+        expected_version_token: Option<&str>,
+        mode: DropMode,
+    ) -> Result<Table, ServiceError> {
         let deleted = self
             .meta
-            .delete_table(table.id, None)
+            .delete_table(table.id, expected_version_token)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => table_not_found(),

@@ -1,4 +1,4 @@
-//! Iceberg views: create, load, list, replace (a commit of view updates), drop and rename. A view is a row
+//! Iceberg views: create, register, load, list, replace (a commit of view updates), drop and rename. A view is a row
 //! pointing at its current view-metadata file, which lives in the view's own storage (`s3://<id>--table-s3`,
 //! like a table's), and is replaced with the same compare-and-swap on a version token as a table.
 //!
@@ -19,7 +19,7 @@ use uuid::Uuid;
 use crate::catalog::new_version_token;
 use crate::metadata::metadata_file_location;
 use crate::{AccountId, Catalog, Namespace, ServiceError, TableName};
-use tablebay_objects::warehouse_location;
+use tablebay_objects::{TableLocation, warehouse_location};
 
 /// How many times a replace is rebased onto a view that moved before giving up with a conflict.
 const MAX_ATTEMPTS: u32 = 8;
@@ -76,6 +76,43 @@ pub struct ViewChange {
 
 fn view_not_found() -> ServiceError {
     ServiceError::NotFound("The specified view does not exist.".to_string())
+}
+
+/// The row of a new view `id`, created now by `by`, pointing at `location`.
+fn new_view_record(
+    id: Uuid,
+    namespace: &Namespace,
+    name: &TableName,
+    location: &str,
+    by: &AccountId,
+) -> ViewRecord {
+    let now = Utc::now();
+    ViewRecord {
+        id,
+        bucket_id: namespace.bucket.id,
+        namespace_id: namespace.id,
+        namespace_name: namespace.name.to_string(),
+        name: name.to_string(),
+        version_token: new_version_token(),
+        metadata_location: location.to_string(),
+        created_at: now,
+        created_by: by.to_string(),
+        modified_at: now,
+        modified_by: by.to_string(),
+    }
+}
+
+/// A failed view insert, as the caller sees it.
+fn insert_error(e: StoreError, namespace: &Namespace, name: &TableName) -> ServiceError {
+    match e {
+        StoreError::AlreadyExists(_) => {
+            ServiceError::AlreadyExists(format!("View already exists: {}.{name}", namespace.name))
+        }
+        StoreError::NotFound => {
+            ServiceError::NotFound("The specified namespace does not exist.".into())
+        }
+        other => other.into(),
+    }
 }
 
 fn invalid(e: iceberg::Error) -> ServiceError {
@@ -178,28 +215,7 @@ impl Catalog {
         definition: ViewDefinition,
         by: &AccountId,
     ) -> Result<IcebergView, ServiceError> {
-        if self
-            .meta
-            .table_by_name(namespace.id, name.as_str())
-            .await?
-            .is_some()
-        {
-            return Err(ServiceError::AlreadyExists(format!(
-                "Table with same name already exists: {}.{name}",
-                namespace.name
-            )));
-        }
-        if self
-            .meta
-            .view_by_name(namespace.id, name.as_str())
-            .await?
-            .is_some()
-        {
-            return Err(ServiceError::AlreadyExists(format!(
-                "View already exists: {}.{name}",
-                namespace.name
-            )));
-        }
+        self.check_name_free(namespace, name).await?;
         let id = Uuid::now_v7();
         let metadata = ViewMetadataBuilder::new(
             warehouse_location(id),
@@ -214,32 +230,10 @@ impl Catalog {
         .map_err(invalid)?
         .metadata;
         let (location, json) = self.write_view_metadata(id, 0, &metadata).await?;
-        let now = Utc::now();
-        let record = ViewRecord {
-            id,
-            bucket_id: namespace.bucket.id,
-            namespace_id: namespace.id,
-            namespace_name: namespace.name.to_string(),
-            name: name.to_string(),
-            version_token: new_version_token(),
-            metadata_location: location.clone(),
-            created_at: now,
-            created_by: by.to_string(),
-            modified_at: now,
-            modified_by: by.to_string(),
-        };
+        let record = new_view_record(id, namespace, name, &location, by);
         if let Err(e) = self.meta.insert_view(&record).await {
             self.table_files(id).discard(&location).await;
-            return Err(match e {
-                StoreError::AlreadyExists(_) => ServiceError::AlreadyExists(format!(
-                    "View already exists: {}.{name}",
-                    namespace.name
-                )),
-                StoreError::NotFound => {
-                    ServiceError::NotFound("The specified namespace does not exist.".into())
-                }
-                other => other.into(),
-            });
+            return Err(insert_error(e, namespace, name));
         }
         Ok(IcebergView {
             id,
@@ -250,6 +244,86 @@ impl Catalog {
             json,
             version_token: record.version_token,
         })
+    }
+
+    /// Registers an existing view-metadata file as a new view (Iceberg REST `registerView`). As for tables
+    /// (`register_iceberg_table`), a storage belongs to one table or view: the file must lie in the storage of a
+    /// table of this account that has no row (dropped without purge, or unregistered), the view adopts that
+    /// storage and its id, and its metadata must keep to it. `AlreadyExists` when a table or view has the name.
+    pub async fn register_view(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+        metadata_location: &str,
+        by: &AccountId,
+    ) -> Result<IcebergView, ServiceError> {
+        let file = TableLocation::parse(metadata_location).ok_or_else(|| {
+            ServiceError::invalid(format!(
+                "metadata-location {metadata_location} is not inside a table's storage (s3://<uuid>--table-s3/…)"
+            ))
+        })?;
+        self.check_name_free(namespace, name).await?;
+        self.check_adoptable(file.table_id, &namespace.bucket.arn, by, metadata_location)
+            .await?;
+        let json = self
+            .table_files(file.table_id)
+            .read(metadata_location)
+            .await?
+            .ok_or_else(|| {
+                ServiceError::invalid(format!("metadata file {metadata_location} does not exist"))
+            })?;
+        let metadata: ViewMetadata = serde_json::from_slice(&json).map_err(|e| {
+            ServiceError::invalid(format!(
+                "{metadata_location} is not valid view metadata: {e}"
+            ))
+        })?;
+        let storage = warehouse_location(file.table_id);
+        let inside = metadata.location().trim_end_matches('/') == storage
+            || metadata.location().starts_with(&format!("{storage}/"));
+        if !inside {
+            return Err(ServiceError::invalid(format!(
+                "the view location {} is outside the view's storage {storage}",
+                metadata.location()
+            )));
+        }
+        let location = file.uri();
+        let record = new_view_record(file.table_id, namespace, name, &location, by);
+        self.meta
+            .insert_view(&record)
+            .await
+            .map_err(|e| insert_error(e, namespace, name))?;
+        // The view owns the storage now: it is no longer a dropped table's to register.
+        self.meta.forget_detached_storage(file.table_id).await?;
+        Ok(IcebergView {
+            id: record.id,
+            namespace: namespace.clone(),
+            name: name.clone(),
+            metadata_location: location,
+            metadata: Arc::new(metadata),
+            json,
+            version_token: record.version_token,
+        })
+    }
+
+    /// `AlreadyExists` when a table or a view of the namespace has the name (they share one name space).
+    async fn check_name_free(
+        &self,
+        namespace: &Namespace,
+        name: &TableName,
+    ) -> Result<(), ServiceError> {
+        if self.table_named(namespace, name).await? {
+            return Err(ServiceError::AlreadyExists(format!(
+                "Table with same name already exists: {}.{name}",
+                namespace.name
+            )));
+        }
+        if self.view_named(namespace, name).await? {
+            return Err(ServiceError::AlreadyExists(format!(
+                "View already exists: {}.{name}",
+                namespace.name
+            )));
+        }
+        Ok(())
     }
 
     /// The view `name` of a resolved namespace.

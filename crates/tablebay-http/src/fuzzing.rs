@@ -61,12 +61,19 @@ pub fn iceberg_route(
         | E::LoadView { prefix, .. }
         | E::ViewExists { prefix, .. }
         | E::ReplaceView { prefix, .. }
-        | E::DropView { prefix, .. } => (Some(prefix.clone()), vec![], vec![]),
+        | E::DropView { prefix, .. }
+        | E::RegisterView { prefix, .. } => (Some(prefix.clone()), vec![], vec![]),
+        E::SignRequest { table: None, .. } => (None, vec![], vec![]),
+        E::SignRequest {
+            table: Some((prefix, table)),
+            ..
+        } => (Some(prefix.clone()), vec![pair(table)], vec![]),
         E::LoadTable { prefix, table, .. }
         | E::TableExists { prefix, table }
         | E::DropTable { prefix, table, .. }
         | E::ReportMetrics { prefix, table }
-        | E::LoadCredentials { prefix, table } => (Some(prefix.clone()), vec![pair(table)], vec![]),
+        | E::LoadCredentials { prefix, table }
+        | E::UnregisterTable { prefix, table } => (Some(prefix.clone()), vec![pair(table)], vec![]),
         E::CommitTable {
             prefix,
             table,

@@ -41,6 +41,13 @@ pub enum IcebergOperation {
     DropTable,
     /// `POST /v1/{prefix}/tables/rename`.
     RenameTable,
+    /// `POST /v1/{prefix}/namespaces/{ns}/tables/{t}/unregister`: not in the guide; the catalog forgets the table
+    /// as `dropTable` does (`DeleteTable`) and answers its metadata as `loadTable` does
+    /// (`GetTableMetadataLocation`).
+    UnregisterTable,
+    /// `POST /v1/{prefix}/namespaces/{ns}/register-view`: not in the guide; needs what `registerTable` needs (the
+    /// view adopts a table's storage).
+    RegisterView,
 }
 
 impl IcebergOperation {
@@ -65,6 +72,8 @@ impl IcebergOperation {
             CommitTransaction,
             DropTable,
             RenameTable,
+            UnregisterTable,
+            RegisterView,
         ]
     }
 
@@ -73,7 +82,12 @@ impl IcebergOperation {
         use IcebergOperation::*;
         !matches!(
             self,
-            UpdateNamespaceProperties | RegisterTable | LoadCredentials | CommitTransaction
+            UpdateNamespaceProperties
+                | RegisterTable
+                | LoadCredentials
+                | CommitTransaction
+                | UnregisterTable
+                | RegisterView
         )
     }
 }
@@ -90,7 +104,7 @@ pub fn iceberg_operation_actions(op: IcebergOperation) -> &'static [Action] {
         O::LoadNamespace | O::NamespaceExists => &[A::GetNamespace],
         O::DropNamespace => &[A::DeleteNamespace],
         O::ListTables => &[A::ListTables],
-        O::CreateTable | O::RegisterTable => &[A::CreateTable, A::PutTableData],
+        O::CreateTable | O::RegisterTable | O::RegisterView => &[A::CreateTable, A::PutTableData],
         O::LoadTable | O::LoadCredentials => &[A::GetTableMetadataLocation, A::GetTableData],
         O::UpdateTable | O::CommitTransaction => &[
             A::UpdateTableMetadataLocation,
@@ -98,6 +112,7 @@ pub fn iceberg_operation_actions(op: IcebergOperation) -> &'static [Action] {
             A::GetTableData,
         ],
         O::DropTable => &[A::DeleteTable],
+        O::UnregisterTable => &[A::DeleteTable, A::GetTableMetadataLocation],
         O::RenameTable => &[A::RenameTable],
         O::TableExists => &[A::GetTable],
     }

@@ -6,7 +6,9 @@
 //! every header present is signed except the ones proxies and HTTP stacks add or change (`user-agent`,
 //! `expect`, `transfer-encoding`, `connection`, `x-amzn-trace-id`),
 //! and the payload hash is the hex SHA-256 of the body. Tablebay's own integration tests use it as
-//! their client; the server never signs anything with it.
+//! their client. The server signs with it in one place: the Iceberg REST remote signer, which signs a client's
+//! data-plane request with the payload hash the client declared (`UNSIGNED-PAYLOAD` when none), never seeing the
+//! body ([`sign_with_payload_hash`]).
 
 use chrono::{DateTime, Utc};
 use http::header::{AUTHORIZATION, HOST};
@@ -79,6 +81,17 @@ pub fn sign_with(
     body: &[u8],
     params: &SigningParams<'_>,
 ) -> Result<(), AuthError> {
+    sign_with_payload_hash(parts, &hex_sha256(body), params)
+}
+
+/// [`sign_with`] for a body the signer does not have: `payload` is the `x-amz-content-sha256` value the
+/// canonical request carries (`UNSIGNED-PAYLOAD`, a streaming form, or a hex SHA-256 that the verifier checks
+/// against the body). The header itself is not set here: the caller sends it.
+pub fn sign_with_payload_hash(
+    parts: &mut Parts,
+    payload: &str,
+    params: &SigningParams<'_>,
+) -> Result<(), AuthError> {
     ensure_host(parts)?;
     // The verifier refuses a request authenticated both ways; so does the signer, rather than sign one.
     if parts.uri.query().is_some_and(is_presigned) {
@@ -111,14 +124,13 @@ pub fn sign_with(
     let headers = canonical_headers(&parts.headers, None, &names);
     let uri = double_encoded_uri(parts.uri.path());
     let query = canonical_query(parts.uri.query().unwrap_or(""), Plus::Space, false);
-    let payload = hex_sha256(body);
     let canonical = CanonicalRequest {
         method: parts.method.as_str(),
         uri: &uri,
         query: &query,
         headers: &headers,
         signed_headers: &signed_headers,
-        payload: &payload,
+        payload,
     };
     let signature = signature(params, &amz_date, &canonical.to_bytes());
     let date = amz_date.get(..8).unwrap_or_default();

@@ -12,6 +12,8 @@ use tablebay_policy::{Action, IcebergOperation, iceberg_operation_actions};
 use super::context::Lookups;
 use super::error::IcebergError;
 use super::router::{Endpoint, Ident};
+use super::sign;
+use super::wire::RemoteSignRequest;
 use crate::pipeline::{Context, Need, in_namespace, naming_table};
 
 /// An endpoint with the tables it names, looked up once.
@@ -113,6 +115,17 @@ pub(crate) async fn resolve(
         E::RenameView { prefix, source, .. } => {
             on_view(cx, &[Action::RenameTable], prefix, source)?
         }
+        E::UnregisterTable { prefix, table } => {
+            on_table(cx, O::UnregisterTable, prefix, table, &mut tables).await?
+        }
+        E::RegisterView {
+            prefix,
+            namespace,
+            request,
+        } => on_new_table(cx, ops(O::RegisterView), prefix, namespace, &request.name)?,
+        E::SignRequest { table, request } => {
+            on_signed_table(cx, table.as_ref(), request, &mut tables).await?
+        }
     };
     Ok((Resolved { endpoint, tables }, needs))
 }
@@ -186,6 +199,38 @@ async fn on_table(
     };
     tables.push(table);
     Ok(vec![Need::Actions(ops(op).to_vec(), resource)])
+}
+
+/// A sign request: the table whose storage its URI is in needs the request's data action (`sign.rs`). A URI
+/// outside every table's storage, or (on the per-table endpoint) outside the named table's, is 403.
+async fn on_signed_table(
+    cx: &Context<'_>,
+    named: Option<&(String, Ident)>,
+    request: &RemoteSignRequest,
+    tables: &mut Vec<Option<Table>>,
+) -> Result<Vec<Need>, IcebergError> {
+    let target = sign::target(request, &cx.app.iceberg.s3_public_url)?;
+    let not_signable = || {
+        IcebergError::forbidden(format!(
+            "Cannot sign a request outside the storage of a table you may reach: {}",
+            request.uri
+        ))
+    };
+    let table = cx
+        .app
+        .catalog
+        .table_by_id(target.table_id)
+        .await?
+        .ok_or_else(not_signable)?;
+    if let Some((prefix, ident)) = named {
+        let path_table = lookup(cx, &cx.bucket_arn(prefix)?, ident).await?;
+        if path_table.is_none_or(|t| t.id != table.id) {
+            return Err(not_signable());
+        }
+    }
+    let need = Need::action(target.action, Resource::table(&table));
+    tables.push(Some(table));
+    Ok(vec![need])
 }
 
 /// The table `ident` of `bucket`, or `None` when there is none (or its name could not exist).

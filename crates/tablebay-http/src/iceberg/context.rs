@@ -22,6 +22,8 @@ pub struct IcebergSettings {
     pub s3_public_url: String,
     /// Issues and checks OAuth2 bearer tokens.
     pub tokens: BearerTokens,
+    /// The sessions the remote signer signs with, per caller and table.
+    pub(crate) signing: super::sign::SigningSessions,
 }
 
 impl IcebergSettings {
@@ -30,6 +32,7 @@ impl IcebergSettings {
         Self {
             s3_public_url,
             tokens: BearerTokens::derive(root_secret, BearerTokens::DEFAULT_LIFETIME_SECS),
+            signing: super::sign::SigningSessions::default(),
         }
     }
 

@@ -12,7 +12,7 @@ use super::access::{self, Resolved};
 use super::context::Reply;
 use super::error::IcebergError;
 use super::router::{Delegation, Endpoint, route};
-use super::{commit, config, idempotency, namespaces, oauth, tables, views};
+use super::{commit, config, idempotency, namespaces, oauth, sign, tables, views};
 use crate::pipeline::{self, Context, Need, RequestBody, Schemes, Surface};
 use crate::state::AppState;
 
@@ -69,6 +69,7 @@ impl Surface for Iceberg {
             } => Some((prefix.clone(), namespace.clone(), request.name.clone())),
             _ => None,
         };
+        let signs = matches!(resolved.endpoint, Endpoint::SignRequest { .. });
         let reply = match key.as_deref() {
             Some(key) => match idempotency::replay(cx, key).await? {
                 Some(reply) => reply,
@@ -93,7 +94,14 @@ impl Surface for Iceberg {
             }
             _ => reply,
         };
-        Ok(to_response(reply))
+        let mut response = to_response(reply);
+        if signs {
+            // A signature is for one request at one time: clients must not cache it (the spec's Cache-Control).
+            response
+                .headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        }
+        Ok(response)
     }
 }
 
@@ -179,8 +187,8 @@ async fn dispatch(
             prefix,
             namespace,
             request,
-            ..
-        } => tables::create(cx, &prefix, &namespace, request).await,
+            delegation,
+        } => tables::create(cx, &prefix, &namespace, request, delegation).await,
         E::RegisterTable {
             prefix,
             namespace,
@@ -247,6 +255,13 @@ async fn dispatch(
             source,
             destination,
         } => views::rename(cx, &prefix, &source, &destination).await,
+        E::UnregisterTable { table: ident, .. } => tables::unregister(cx, &ident, table).await,
+        E::RegisterView {
+            prefix,
+            namespace,
+            request,
+        } => views::register(cx, &prefix, &namespace, request).await,
+        E::SignRequest { request, .. } => sign::sign(cx, request, table).await,
     }
 }
 

@@ -12,6 +12,7 @@ mod idempotency;
 mod namespaces;
 mod oauth;
 pub(crate) mod router;
+mod sign;
 mod tables;
 mod views;
 mod wire;

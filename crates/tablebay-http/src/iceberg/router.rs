@@ -18,7 +18,8 @@ use super::error::IcebergError;
 use super::wire::{
     CommitTableRequest, CommitTableRequestWire, CommitTransactionRequestWire, CommitViewRequest,
     CreateNamespaceRequest, CreateTableRequest, CreateViewRequest, MetricsReport,
-    RegisterTableRequest, RenameRequest, TableIdentifier, UpdateNamespacePropertiesRequest,
+    RegisterTableRequest, RegisterViewRequest, RemoteSignRequest, RenameRequest, TableIdentifier,
+    UpdateNamespacePropertiesRequest,
 };
 use crate::form::FormPairs;
 use crate::pipeline::RequestBody;
@@ -166,26 +167,46 @@ pub(crate) enum Endpoint {
         source: Ident,
         destination: Ident,
     },
+    UnregisterTable {
+        prefix: String,
+        table: Ident,
+    },
+    RegisterView {
+        prefix: String,
+        namespace: String,
+        request: RegisterViewRequest,
+    },
+    /// A remote-signing request: for the table named in the path (`…/tables/{t}/sign`, the spec's endpoint), or
+    /// for whichever table's storage the URI is in (`/v1/aws/s3/sign`, where released clients post by default).
+    SignRequest {
+        table: Option<(String, Ident)>,
+        request: RemoteSignRequest,
+    },
 }
 
-/// Whether the client asked for vended credentials (`X-Iceberg-Access-Delegation`, a comma-separated list).
+/// How the client asked to reach the table's data (`X-Iceberg-Access-Delegation`, a comma-separated list):
+/// vended credentials win when both are listed, as they cost the client no round trip per request.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Delegation {
     #[default]
     None,
     VendedCredentials,
+    RemoteSigning,
 }
 
 impl Delegation {
     fn of(headers: &HeaderMap) -> Self {
-        let vended = headers
+        let modes: Vec<String> = headers
             .get_all("x-iceberg-access-delegation")
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
-            .any(|mode| mode.trim().eq_ignore_ascii_case("vended-credentials"));
-        if vended {
+            .map(|mode| mode.trim().to_ascii_lowercase())
+            .collect();
+        if modes.iter().any(|m| m == "vended-credentials") {
             Self::VendedCredentials
+        } else if modes.iter().any(|m| m == "remote-signing") {
+            Self::RemoteSigning
         } else {
             Self::None
         }
@@ -239,6 +260,9 @@ pub(crate) const ADVERTISED_ENDPOINTS: &[&str] = &[
     "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
     "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
     "POST /v1/{prefix}/views/rename",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister",
+    "POST /v1/{prefix}/namespaces/{namespace}/register-view",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign",
 ];
 
 impl Endpoint {
@@ -270,6 +294,9 @@ impl Endpoint {
             Self::ReplaceView { .. } => "replaceView",
             Self::DropView { .. } => "dropView",
             Self::RenameView { .. } => "renameView",
+            Self::UnregisterTable { .. } => "unregisterTable",
+            Self::RegisterView { .. } => "registerView",
+            Self::SignRequest { .. } => "signRequest",
         }
     }
 
@@ -290,6 +317,8 @@ impl Endpoint {
                 | Self::ReplaceView { .. }
                 | Self::DropView { .. }
                 | Self::RenameView { .. }
+                | Self::UnregisterTable { .. }
+                | Self::RegisterView { .. }
         )
     }
 }
@@ -422,6 +451,15 @@ pub(crate) fn route(
             });
         }
         ["config"] => return Err(IcebergError::method_not_allowed(method, raw_path)),
+        // The signer endpoint that PyIceberg and Iceberg Java before 1.12 post to by default
+        // (`s3.signer.endpoint`, default `v1/aws/s3/sign`, relative to the catalog URI).
+        ["aws", "s3", "sign"] if method == Method::POST => {
+            return Ok(Endpoint::SignRequest {
+                table: None,
+                request: json(body)?,
+            });
+        }
+        ["aws", "s3", "sign"] => return Err(IcebergError::method_not_allowed(method, raw_path)),
         _ => {}
     }
 
@@ -531,6 +569,21 @@ pub(crate) fn route(
                 table: ident(ns, t)?,
             }
         }
+        (["namespaces", ns, "tables", t, "unregister"], Method::POST) => {
+            Endpoint::UnregisterTable {
+                prefix,
+                table: ident(ns, t)?,
+            }
+        }
+        (["namespaces", ns, "tables", t, "sign"], Method::POST) => Endpoint::SignRequest {
+            request: json(body)?,
+            table: Some((prefix, ident(ns, t)?)),
+        },
+        (["namespaces", ns, "register-view"], Method::POST) => Endpoint::RegisterView {
+            prefix,
+            namespace: namespace(ns)?,
+            request: json(body)?,
+        },
         (["namespaces", ns, "tables", t, "credentials"], Method::GET) => {
             Endpoint::LoadCredentials {
                 prefix,
@@ -590,10 +643,16 @@ pub(crate) fn route(
             | [
                 "namespaces",
                 _,
-                "properties" | "tables" | "register" | "views",
+                "properties" | "tables" | "register" | "views" | "register-view",
             ]
             | ["namespaces", _, "tables" | "views", _]
-            | ["namespaces", _, "tables", _, "metrics" | "credentials"]
+            | [
+                "namespaces",
+                _,
+                "tables",
+                _,
+                "metrics" | "credentials" | "unregister" | "sign",
+            ]
             | ["tables" | "views", "rename"]
             | ["transactions", "commit"],
             _,
@@ -618,6 +677,8 @@ mod tests {
         r#"{"identifier":{"namespace":["sales"],"name":"orders"},"requirements":[],"updates":[]}"#;
     const RENAME_BODY: &str = r#"{"source":{"namespace":["sales"],"name":"orders"},"destination":{"namespace":["sales"],"name":"orders2"}}"#;
     const METRICS_BODY: &str = r#"{"report-type":"scan-report"}"#;
+    const SIGN_BODY: &str =
+        r#"{"region":"us-east-1","uri":"http://127.0.0.1:9000/b/k","method":"GET","headers":{}}"#;
     const CREATE_VIEW_BODY: &str = r#"{"name":"v","schema":{"type":"struct","schema-id":0,"fields":[]},"view-version":{"version-id":1,"timestamp-ms":0,"schema-id":0,"summary":{},"representations":[],"default-namespace":["sales"]}}"#;
 
     fn parsed<T: DeserializeOwned>(json: &str) -> T {
@@ -645,6 +706,9 @@ mod tests {
                 )));
             }
             ("POST", "views") => CREATE_VIEW_BODY,
+            ("POST", "register-view") => REGISTER_BODY,
+            ("POST", "sign") => SIGN_BODY,
+            ("POST", "unregister") => "",
             ("POST", _) => COMMIT_BODY,
             _ => "",
         };
@@ -919,6 +983,39 @@ mod tests {
                     destination: ident("sales", "orders2"),
                 },
             ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders/unregister",
+                Endpoint::UnregisterTable {
+                    prefix: p(),
+                    table: ident("sales", "orders"),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/register-view",
+                Endpoint::RegisterView {
+                    prefix: p(),
+                    namespace: "sales".into(),
+                    request: parsed(REGISTER_BODY),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/111122223333.analytics/namespaces/sales/tables/orders/sign",
+                Endpoint::SignRequest {
+                    table: Some((p(), ident("sales", "orders"))),
+                    request: parsed(SIGN_BODY),
+                },
+            ),
+            (
+                Method::POST,
+                "/iceberg/v1/aws/s3/sign",
+                Endpoint::SignRequest {
+                    table: None,
+                    request: parsed(SIGN_BODY),
+                },
+            ),
             // The URL-encoded ARN as prefix (S3 Tables style, trap 7), and the same ARN decoded by a proxy.
             (
                 Method::GET,
@@ -990,6 +1087,12 @@ mod tests {
             (Method::PUT, "/iceberg/v1/p/namespaces/ns", 405),
             (Method::GET, "/iceberg/v1/p/transactions/commit", 405),
             (Method::POST, "/iceberg/v1/config", 405),
+            (Method::GET, "/iceberg/v1/aws/s3/sign", 405),
+            (
+                Method::GET,
+                "/iceberg/v1/p/namespaces/ns/tables/t/unregister",
+                405,
+            ),
             (
                 Method::GET,
                 "/iceberg/v1/p/namespaces/ns/tables/t?snapshots=some",

@@ -25,15 +25,21 @@ pub(super) fn load_result(
     ctx: &Context<'_>,
     metadata_location: Option<&str>,
     metadata_json: &[u8],
-    vended: Option<&Vended>,
+    access: Option<&DataAccess>,
 ) -> Result<Vec<u8>, IcebergError> {
     let mut config = ctx
         .app
         .iceberg
         .storage_config(&ctx.catalog().config().region);
-    if let Some(vended) = vended {
-        config.extend(vended.config.clone());
+    match access {
+        Some(DataAccess::Vended(vended)) => config.extend(vended.config.clone()),
+        Some(DataAccess::RemoteSigning) => config.extend(super::sign::remote_signing_config()),
+        None => {}
     }
+    let vended = match access {
+        Some(DataAccess::Vended(vended)) => Some(vended),
+        _ => None,
+    };
     let location =
         serde_json::to_string(&metadata_location).map_err(|e| internal(e.to_string()))?;
     let config = serde_json::to_string(&config).map_err(|e| internal(e.to_string()))?;
@@ -52,6 +58,31 @@ pub(super) fn load_result(
     }
     body.push(b'}');
     Ok(body)
+}
+
+/// How a client that asked reaches the table's data (`X-Iceberg-Access-Delegation`).
+pub(super) enum DataAccess {
+    /// Temporary credentials, in `config` and `storage-credentials`.
+    Vended(Vended),
+    /// The remote signer's settings in `config` (`sign.rs`); no credentials.
+    RemoteSigning,
+}
+
+impl DataAccess {
+    /// What the request asked for, issued for the caller.
+    pub(super) async fn if_asked(
+        ctx: &Context<'_>,
+        delegation: Delegation,
+        table: &TableArn,
+    ) -> Result<Option<Self>, IcebergError> {
+        match delegation {
+            Delegation::VendedCredentials => {
+                Ok(Some(Self::Vended(Vended::issue(ctx, table).await?)))
+            }
+            Delegation::RemoteSigning => Ok(Some(Self::RemoteSigning)),
+            Delegation::None => Ok(None),
+        }
+    }
 }
 
 /// Temporary credentials for one table's data (`X-Iceberg-Access-Delegation: vended-credentials`), as FileIO
@@ -101,18 +132,6 @@ impl Vended {
             .storage_config(&ctx.catalog().config().region);
         config.extend(self.config.clone());
         vec![serde_json::json!({ "prefix": self.prefix, "config": config })]
-    }
-
-    /// Credentials when the request asked for them, else none.
-    pub(super) async fn if_asked(
-        ctx: &Context<'_>,
-        delegation: Delegation,
-        table: &TableArn,
-    ) -> Result<Option<Self>, IcebergError> {
-        match delegation {
-            Delegation::VendedCredentials => Self::issue(ctx, table).await.map(Some),
-            Delegation::None => Ok(None),
-        }
     }
 }
 
@@ -215,7 +234,11 @@ pub(super) async fn create(
     prefix: &str,
     namespace: &str,
     req: CreateTableRequest,
+    delegation: Delegation,
 ) -> Result<Reply, IcebergError> {
+    // Vended credentials are added by the caller, afresh on each answer (`with_vended_credentials`); the remote
+    // signer's settings hold no secret and go in now.
+    let signing = (delegation == Delegation::RemoteSigning).then_some(DataAccess::RemoteSigning);
     let ident = Ident {
         namespace: namespace.to_string(),
         name: req.name.clone(),
@@ -241,7 +264,12 @@ pub(super) async fn create(
             .await?;
         let json = tablebay_catalog::metadata_json(&staged.metadata)
             .map_err(|e| internal(e.to_string()))?;
-        return Ok(Reply::raw_json(load_result(ctx, None, &json, None)?));
+        return Ok(Reply::raw_json(load_result(
+            ctx,
+            None,
+            &json,
+            signing.as_ref(),
+        )?));
     }
     let table = ctx
         .catalog()
@@ -252,7 +280,7 @@ pub(super) async fn create(
         ctx,
         Some(&table.metadata_location),
         &table.metadata.json,
-        None,
+        signing.as_ref(),
     )?))
 }
 
@@ -299,7 +327,7 @@ pub(super) async fn with_vended_credentials(
         bucket: ctx.bucket_arn(prefix)?,
         table_id,
     };
-    let vended = Vended::issue(ctx, &arn).await?;
+    let vended = DataAccess::Vended(Vended::issue(ctx, &arn).await?);
     let mut answer = Reply::raw_json(load_result(
         ctx,
         described.metadata_location.as_deref(),
@@ -329,7 +357,7 @@ pub(super) async fn load(
     if if_none_match.is_some_and(|value| matches(value, &tag)) {
         return Ok(not_modified(tag));
     }
-    let vended = Vended::if_asked(ctx, delegation, &table.table.arn).await?;
+    let vended = DataAccess::if_asked(ctx, delegation, &table.table.arn).await?;
     let body = match snapshots {
         Snapshots::All => load_result(
             ctx,
@@ -412,6 +440,40 @@ pub(super) async fn register(
         &table.metadata.json,
         None,
     )?))
+}
+
+/// `POST …/tables/{table}/unregister`: the catalog forgets the table and its files stay (its storage can be
+/// registered again); answers the last metadata location and metadata (`UnregisterTableResult`).
+pub(super) async fn unregister(
+    ctx: &Context<'_>,
+    ident: &Ident,
+    table: Option<Table>,
+) -> Result<Reply, IcebergError> {
+    let table = table.ok_or_else(|| IcebergError::no_such_table(ident))?;
+    let gone = ctx
+        .catalog()
+        .unregister_iceberg_table(&table)
+        .await
+        .map_err(|e| IcebergError::for_table(e, ident))?;
+    Ok(Reply::raw_json(unregister_result(
+        &gone.metadata_location,
+        &gone.metadata.json,
+    )?))
+}
+
+/// An `UnregisterTableResult` body, with the stored metadata bytes spliced in.
+fn unregister_result(
+    metadata_location: &str,
+    metadata_json: &[u8],
+) -> Result<Vec<u8>, IcebergError> {
+    let location = serde_json::to_string(metadata_location).map_err(|e| internal(e.to_string()))?;
+    let mut body = Vec::with_capacity(metadata_json.len() + location.len() + 32);
+    body.extend_from_slice(b"{\"metadata-location\":");
+    body.extend_from_slice(location.as_bytes());
+    body.extend_from_slice(b",\"metadata\":");
+    body.extend_from_slice(metadata_json);
+    body.push(b'}');
+    Ok(body)
 }
 
 /// `POST /v1/{prefix}/tables/rename`: within the bucket, across namespaces; the table keeps its id and ARN.

@@ -1,4 +1,4 @@
-//! Views: list, create, load, HEAD, replace (commit), drop and rename, so engines need no view workarounds.
+//! Views: list, create, register, load, HEAD, replace (commit), drop and rename, so engines need no view workarounds.
 //! LoadViewResult is `{metadata-location, metadata, config}`.
 
 use tablebay_catalog::spec::ViewUpdate;
@@ -7,7 +7,9 @@ use tablebay_catalog::{IcebergView, TableName, ViewChange, ViewDefinition, ViewR
 use super::context::{Lookups, Reply};
 use super::error::IcebergError;
 use super::router::{Ident, PageParams};
-use super::wire::{CommitViewRequest, CreateViewRequest, ListTablesResponse, TableIdentifier};
+use super::wire::{
+    CommitViewRequest, CreateViewRequest, ListTablesResponse, RegisterViewRequest, TableIdentifier,
+};
 use crate::pipeline::{Context, WireError};
 
 fn view_name(ident: &Ident) -> Result<TableName, IcebergError> {
@@ -84,6 +86,33 @@ pub(super) async fn create(
         .create_view(&resolved, &name, definition, &ctx.account)
         .await
         .map_err(|e| IcebergError::for_view(e, &ident))?;
+    Ok(Reply::raw_json(load_result(&view)))
+}
+
+/// `POST /v1/{prefix}/namespaces/{namespace}/register-view`: an existing view-metadata file becomes a view (see
+/// `Catalog::register_view` for which files may be adopted).
+pub(super) async fn register(
+    ctx: &Context<'_>,
+    prefix: &str,
+    namespace: &str,
+    req: RegisterViewRequest,
+) -> Result<Reply, IcebergError> {
+    let ident = Ident {
+        namespace: namespace.to_string(),
+        name: req.name.clone(),
+    };
+    let name = TableName::parse(&req.name)?;
+    let resolved = ctx.namespace(prefix, namespace).await?;
+    let view = ctx
+        .catalog()
+        .register_view(&resolved, &name, &req.metadata_location, &ctx.account)
+        .await
+        .map_err(|e| match e {
+            tablebay_catalog::ServiceError::AlreadyExists(message) => {
+                IcebergError::already_exists(message)
+            }
+            other => IcebergError::for_view(other, &ident),
+        })?;
     Ok(Reply::raw_json(load_result(&view)))
 }
 

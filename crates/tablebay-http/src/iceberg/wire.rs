@@ -113,6 +113,40 @@ pub(crate) struct RegisterTableRequest {
     pub overwrite: Option<bool>,
 }
 
+/// `POST …/register-view` (`RegisterViewRequest`).
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) struct RegisterViewRequest {
+    pub name: String,
+    pub metadata_location: String,
+}
+
+/// `POST …/tables/{table}/sign` and `POST /v1/aws/s3/sign` (`RemoteSignRequest`): an S3 request to sign.
+#[derive(Deserialize, Debug, Clone, PartialEq)]
+pub(crate) struct RemoteSignRequest {
+    pub region: String,
+    pub uri: String,
+    pub method: String,
+    /// `MultiValuedMap`: each header with its values.
+    pub headers: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub properties: Option<BTreeMap<String, String>>,
+    /// Only for requests whose body must be checked before signing (S3 DeleteObjects); not needed here, since
+    /// every key of the table's storage is the table's.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// `s3` when absent.
+    #[serde(default)]
+    pub provider: Option<String>,
+}
+
+/// The answer to a sign request (`RemoteSignResult`): the URI to send to and the headers to add.
+#[derive(Serialize, Debug)]
+pub(crate) struct RemoteSignResponse {
+    pub uri: String,
+    pub headers: BTreeMap<String, Vec<String>>,
+}
+
 /// `POST …/tables/rename` and `POST …/views/rename`.
 #[derive(Deserialize, Debug)]
 pub(crate) struct RenameRequest {

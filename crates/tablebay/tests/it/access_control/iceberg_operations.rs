@@ -43,8 +43,10 @@ fn iceberg_request(op: IcebergOperation, f: &Fixture) -> Option<(Method, String,
             json!({
             "source": {"namespace": ["ns"], "name": "t"}, "destination": {"namespace": ["ns"], "name": "renamed"}}),
         ),
+        O::UnregisterTable => (M::POST, format!("{t}/unregister"), Value::Null),
         // Not in the guide's map.
         O::UpdateNamespaceProperties
+        | O::RegisterView
         | O::RegisterTable
         | O::LoadCredentials
         | O::CommitTransaction => return None,

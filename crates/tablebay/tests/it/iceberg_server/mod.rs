@@ -3,7 +3,7 @@
 //! pagination (trap 4), idempotency keys, OAuth2 bearer tokens.
 //!
 //! This file holds the helpers, `/v1/config`, idempotency keys and OAuth2; `namespaces.rs` and `tables.rs` the
-//! namespace and table endpoints.
+//! namespace and table endpoints, `register.rs` unregistering tables and registering views.
 
 use http::{Method, Method as M, StatusCode};
 use serde_json::{Value, json};
@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::server::{ACCESS_KEY, SECRET, TestServer, seg};
 
 mod namespaces;
+mod register;
 mod tables;
 
 /// A signed Iceberg request (service `osstables`); returns status, headers and the JSON body (Null if empty).
@@ -122,6 +123,9 @@ async fn config_names_the_bucket_the_data_plane_and_the_endpoints() {
         "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
         "POST /v1/{prefix}/transactions/commit",
         "POST /v1/{prefix}/views/rename",
+        "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister",
+        "POST /v1/{prefix}/namespaces/{namespace}/register-view",
+        "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign",
     ] {
         assert!(
             endpoints.contains(&expected),
