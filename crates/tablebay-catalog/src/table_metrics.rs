@@ -134,12 +134,42 @@ struct Row {
 type Family = (&'static str, &'static str, &'static str, fn(&Row) -> u64);
 
 const FAMILIES: [Family; 6] = [
-    ("tablebay_table_data_files", "gauge", "Data files of the current snapshot (total-data-files).", |r| r.gauges.data_files),
-    ("tablebay_table_data_bytes", "gauge", "Bytes of the current snapshot's files (total-files-size).", |r| r.gauges.data_bytes),
-    ("tablebay_table_records", "gauge", "Records of the current snapshot (total-records).", |r| r.gauges.records),
-    ("tablebay_table_snapshots", "gauge", "Snapshots in the table's metadata.", |r| r.gauges.snapshots),
-    ("tablebay_table_commits_total", "counter", "Commits this instance published.", |r| r.counts.commits),
-    ("tablebay_table_commit_failures_total", "counter", "Commits this instance refused or failed.", |r| r.counts.failed_commits),
+    (
+        "tablebay_table_data_files",
+        "gauge",
+        "Data files of the current snapshot (total-data-files).",
+        |r| r.gauges.data_files,
+    ),
+    (
+        "tablebay_table_data_bytes",
+        "gauge",
+        "Bytes of the current snapshot's files (total-files-size).",
+        |r| r.gauges.data_bytes,
+    ),
+    (
+        "tablebay_table_records",
+        "gauge",
+        "Records of the current snapshot (total-records).",
+        |r| r.gauges.records,
+    ),
+    (
+        "tablebay_table_snapshots",
+        "gauge",
+        "Snapshots in the table's metadata.",
+        |r| r.gauges.snapshots,
+    ),
+    (
+        "tablebay_table_commits_total",
+        "counter",
+        "Commits this instance published.",
+        |r| r.counts.commits,
+    ),
+    (
+        "tablebay_table_commit_failures_total",
+        "counter",
+        "Commits this instance refused or failed.",
+        |r| r.counts.failed_commits,
+    ),
 ];
 
 impl Catalog {
@@ -215,7 +245,11 @@ fn render(rows: &[Row]) -> String {
     );
     for row in rows {
         for (direction, bytes) in [("in", row.counts.bytes_in), ("out", row.counts.bytes_out)] {
-            let _ = writeln!(out, "{name}{{{},direction=\"{direction}\"}} {bytes}", row.labels);
+            let _ = writeln!(
+                out,
+                "{name}{{{},direction=\"{direction}\"}} {bytes}",
+                row.labels
+            );
         }
     }
     for (name, help, pick) in [
@@ -234,7 +268,12 @@ fn render(rows: &[Row]) -> String {
         for row in rows {
             for job in MAINTENANCE_JOBS {
                 let bytes = row.counts.maintenance.get(job).copied().unwrap_or_default();
-                let _ = writeln!(out, "{name}{{{},type=\"{job}\"}} {}", row.labels, pick(bytes));
+                let _ = writeln!(
+                    out,
+                    "{name}{{{},type=\"{job}\"}} {}",
+                    row.labels,
+                    pick(bytes)
+                );
             }
         }
     }
@@ -250,4 +289,63 @@ fn escape(value: &str) -> String {
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(counts: Counts) -> Row {
+        Row {
+            labels: format!("bucket=\"b\",namespace=\"n\",table=\"{}\"", escape("t\"x")),
+            gauges: Gauges {
+                data_files: 3,
+                data_bytes: 300,
+                records: 30,
+                snapshots: 2,
+            },
+            counts,
+        }
+    }
+
+    #[test]
+    fn no_tables_no_series() {
+        assert_eq!(render(&[]), "");
+    }
+
+    #[test]
+    fn renders_gauges_and_counters() {
+        let counters = TableCounters::default();
+        let id = Uuid::now_v7();
+        counters.committed(id);
+        counters.committed(id);
+        counters.commit_failed(id);
+        counters.bytes_in(id, 10);
+        counters.bytes_out(id, 7);
+        counters.maintenance(id, "icebergCompaction", 100, 60);
+        counters.committed(Uuid::now_v7());
+        let mut counts = counters.snapshot(&HashSet::from([id]));
+        assert_eq!(counts.len(), 1, "only the tables with series");
+        let text = render(&[row(counts.remove(&id).unwrap_or_default())]);
+        let labels = "bucket=\"b\",namespace=\"n\",table=\"t\\\"x\"";
+        for line in [
+            format!("tablebay_table_data_files{{{labels}}} 3"),
+            format!("tablebay_table_snapshots{{{labels}}} 2"),
+            format!("tablebay_table_commits_total{{{labels}}} 2"),
+            format!("tablebay_table_commit_failures_total{{{labels}}} 1"),
+            format!("tablebay_table_data_plane_bytes_total{{{labels},direction=\"in\"}} 10"),
+            format!("tablebay_table_data_plane_bytes_total{{{labels},direction=\"out\"}} 7"),
+            format!(
+                "tablebay_table_maintenance_bytes_rewritten_total{{{labels},type=\"icebergCompaction\"}} 100"
+            ),
+            format!(
+                "tablebay_table_maintenance_bytes_saved_total{{{labels},type=\"icebergCompaction\"}} 40"
+            ),
+            format!(
+                "tablebay_table_maintenance_bytes_saved_total{{{labels},type=\"icebergRecordExpiration\"}} 0"
+            ),
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");
+        }
+    }
 }
