@@ -35,6 +35,8 @@ pub struct Catalog {
     pub(crate) config: Arc<CatalogConfig>,
     pub(crate) metadata_cache: MetadataCache,
     pub(crate) commit_observers: CommitObservers,
+    /// This instance's per-table counters (`/metrics`).
+    pub(crate) table_counters: Arc<crate::TableCounters>,
     /// Master keys of encryption at rest.
     pub(crate) keys: Arc<dyn KeyProvider>,
     pub(crate) encryption_cache: EncryptionCache,
@@ -61,6 +63,7 @@ impl Catalog {
             config: Arc::new(config),
             metadata_cache: MetadataCache::new(),
             commit_observers: CommitObservers::default(),
+            table_counters: Arc::default(),
             keys,
             encryption_cache: new_encryption_cache(),
         }

@@ -413,6 +413,23 @@ impl Catalog {
         by: &AccountId,
         remember: Option<&RememberedCommit<'_>>,
     ) -> Result<Vec<IcebergTable>, CommitError> {
+        let ids: Vec<Uuid> = changes.iter().map(|(table, _)| table.id).collect();
+        let result = self.try_commit_tables(changes, by, remember).await;
+        if result.is_err() {
+            for id in ids {
+                self.table_counters.commit_failed(id);
+            }
+        }
+        result
+    }
+
+    /// The body of [`Catalog::commit_tables_remembering`], without the failure count.
+    async fn try_commit_tables(
+        &self,
+        changes: Vec<(Table, TableChange)>,
+        by: &AccountId,
+        remember: Option<&RememberedCommit<'_>>,
+    ) -> Result<Vec<IcebergTable>, CommitError> {
         let mut seen = std::collections::HashSet::new();
         for (table, change) in &changes {
             if !seen.insert(table.id) {
@@ -652,6 +669,7 @@ impl Catalog {
                 .insert(p.new_location.clone(), p.loaded.clone())
                 .await;
             self.commit_observers.notify(&table, &p.loaded.metadata);
+            self.table_counters.committed(table.id);
         }
         let files = self.table_files(table.id);
         for old in p.expired {

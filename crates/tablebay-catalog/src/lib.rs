@@ -29,6 +29,7 @@ mod storage;
 mod storage_class;
 mod table;
 mod table_files;
+mod table_metrics;
 mod tagging;
 mod views;
 
@@ -58,6 +59,7 @@ pub use settings::{
 pub use storage::TableStorage;
 pub use table::{NewTable, Table, TableRef};
 pub use table_files::{MAX_TABLE_FILE_RANGE, TableFiles};
+pub use table_metrics::{MAINTENANCE_JOBS, MAX_BUCKETS, MAX_TABLES_PER_BUCKET, TableCounters};
 pub use views::{IcebergView, ViewChange, ViewDefinition, ViewRequirement};
 
 /// A table's warehouse location, `s3://<table-id>--table-s3` (the object service's rule, re-exported for the

@@ -397,6 +397,7 @@ impl Catalog {
         self.table_files(current.id)
             .resolve_as("metadataLocation", metadata_location)?;
         if current.version_token != expected {
+            self.table_counters.commit_failed(current.id);
             return Err(stale_token());
         }
         let swap = PointerSwap {
@@ -410,11 +411,15 @@ impl Catalog {
         self.meta
             .swap_table_pointers(std::slice::from_ref(&swap))
             .await
-            .map_err(|e| match e {
-                StoreError::Conflict(_) => stale_token(),
-                StoreError::NotFound => not_found(),
-                other => other.into(),
+            .map_err(|e| {
+                self.table_counters.commit_failed(current.id);
+                match e {
+                    StoreError::Conflict(_) => stale_token(),
+                    StoreError::NotFound => not_found(),
+                    other => other.into(),
+                }
             })?;
+        self.table_counters.committed(current.id);
         current.version_token = swap.new_version_token;
         current.metadata_location = Some(swap.new_metadata_location);
         current.modified_at = swap.modified_at;

@@ -86,16 +86,22 @@ async fn metrics(
     if let Err(refusal) = access.check(&state, request).await {
         return refusal;
     }
+    let mut text = state.metrics.render();
+    if let Some(runner) = &state.maintenance {
+        text += &runner.metrics().render();
+    }
+    match state.catalog.render_table_metrics().await {
+        Ok(tables) => text += &tables,
+        // The request and maintenance series still answer; the table series are absent for this scrape.
+        Err(e) => tracing::warn!(error = %e, "metrics: the per-table series could not be read"),
+    }
     (
         StatusCode::OK,
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4"),
         )],
-        match &state.maintenance {
-            Some(runner) => state.metrics.render() + &runner.metrics().render(),
-            None => state.metrics.render(),
-        },
+        text,
     )
         .into_response()
 }

@@ -327,6 +327,17 @@ impl JobRunner {
                 tracing::warn!(error = %e, "could not record a maintenance run");
             }
             self.metrics.record(&run);
+            let job_type = run.job_type.as_str();
+            if run.outcome == RunOutcome::Successful
+                && tablebay_catalog::MAINTENANCE_JOBS.contains(&job_type)
+            {
+                self.catalog.table_counters().maintenance(
+                    job.table_id,
+                    job_type,
+                    run.bytes_in,
+                    run.bytes_out,
+                );
+            }
         }
         match self.meta.finish_job(job.id, &job.lease_owner, retry).await {
             Ok(true) => {}

@@ -89,6 +89,7 @@ fn part_number(n: i32) -> S3Result<u32> {
 /// UploadPart.
 pub(crate) async fn upload_part(
     objects: &Objects,
+    counters: &tablebay_catalog::TableCounters,
     req: S3Request<dto::UploadPartInput>,
 ) -> S3Result<S3Response<dto::UploadPartOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -119,6 +120,7 @@ pub(crate) async fn upload_part(
         )
         .await
         .map_err(|e| ctx.error(e))?;
+    counters.bytes_in(ctx.table_id()?, part.size);
     let fields = ChecksumFields::of(part.checksum.as_ref());
     let (server_side_encryption, ssekms_key_id) =
         wire::encryption_headers(part.encryption.as_ref());

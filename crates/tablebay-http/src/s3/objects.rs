@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use futures::Stream;
 use s3s::dto::{self, CopySource, StreamingBlob};
 use s3s::{S3Request, S3Response, S3Result};
-use tablebay_catalog::Catalog;
+use tablebay_catalog::{Catalog, TableCounters};
 use tablebay_objects::{
     ByteRange, ObjectError, ObjectInfo, ObjectStream, ObjectView, Objects, PutCondition,
     PutOptions, ReadRequest, RowSync,
@@ -24,6 +24,7 @@ const MAX_DELETE_KEYS: usize = 1000;
 /// PutObject.
 pub(crate) async fn put_object(
     objects: &Objects,
+    counters: &TableCounters,
     req: S3Request<dto::PutObjectInput>,
 ) -> S3Result<S3Response<dto::PutObjectOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -72,6 +73,7 @@ pub(crate) async fn put_object(
         .put_object(ctx.storage()?, &key, body, options)
         .await
         .map_err(|e| ctx.error(e))?;
+    counters.bytes_in(ctx.table_id()?, info.size);
     let fields = ChecksumFields::of(info.checksum.as_ref());
     let (server_side_encryption, ssekms_key_id) =
         wire::encryption_headers(info.encryption.as_ref());
@@ -142,6 +144,7 @@ fn read_checksums(view: &ObjectView, mode: Option<&dto::ChecksumMode>) -> Checks
 /// GetObject: one range (or part) of an object, streamed.
 pub(crate) async fn get_object(
     objects: &Objects,
+    counters: &TableCounters,
     req: S3Request<dto::GetObjectInput>,
 ) -> S3Result<S3Response<dto::GetObjectOutput>> {
     let ctx = Ctx::of(&req.extensions)?;
@@ -161,6 +164,7 @@ pub(crate) async fn get_object(
         .get_object(ctx.table_id()?, &key, &read)
         .await
         .map_err(|e| ctx.error(e))?;
+    counters.bytes_out(ctx.table_id()?, view.range.end - view.range.start);
     let fields = read_checksums(&view, input.checksum_mode.as_ref());
     let info = &view.info;
     let header = |name: &str| info.attributes.headers.get(name).cloned();

@@ -107,14 +107,14 @@ impl S3 for DataPlane {
         &self,
         req: S3Request<PutObjectInput>,
     ) -> S3Result<S3Response<PutObjectOutput>> {
-        objects::put_object(&self.objects, req).await
+        objects::put_object(&self.objects, self.catalog.table_counters(), req).await
     }
 
     async fn get_object(
         &self,
         req: S3Request<GetObjectInput>,
     ) -> S3Result<S3Response<GetObjectOutput>> {
-        objects::get_object(&self.objects, req).await
+        objects::get_object(&self.objects, self.catalog.table_counters(), req).await
     }
 
     async fn head_object(
@@ -191,7 +191,7 @@ impl S3 for DataPlane {
         &self,
         req: S3Request<UploadPartInput>,
     ) -> S3Result<S3Response<UploadPartOutput>> {
-        multipart::upload_part(&self.objects, req).await
+        multipart::upload_part(&self.objects, self.catalog.table_counters(), req).await
     }
 
     async fn complete_multipart_upload(

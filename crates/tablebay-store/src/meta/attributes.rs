@@ -59,6 +59,24 @@ impl MetaStore {
         row.map(|row| codec::text(&row, "value")).transpose()
     }
 
+    /// The resources (bucket or table ids) that have attribute `key` set, at most `limit` of them in id order.
+    pub async fn resources_with_attribute(
+        &self,
+        key: AttributeKey,
+        limit: u32,
+    ) -> Result<Vec<Uuid>, StoreError> {
+        sqlx::query(
+            "SELECT resource_id FROM resource_attributes WHERE key = $1 ORDER BY resource_id LIMIT $2",
+        )
+        .bind(key.as_str())
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|row| codec::uuid(row, "resource_id"))
+        .collect()
+    }
+
     /// The policy documents of table `table_id` and of its bucket, read together (each `None` when unset), if
     /// the table lies in bucket `bucket_name` of `account_id`: what every request on a table is authorized
     /// against, in one indexed read instead of resolving bucket, table and each policy apart.
