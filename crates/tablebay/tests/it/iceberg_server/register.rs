@@ -35,6 +35,14 @@ async fn with_table(name: &str) -> (TestServer, String, Value) {
     (server, p, created)
 }
 
+/// The body of a `createView` of `name` in namespace `sales`, with these properties.
+fn view_create(name: &str, properties: Value) -> Value {
+    json!({"name": name, "schema": schema(), "properties": properties,
+           "view-version": {"version-id": 1, "timestamp-ms": 1_700_000_000_000_i64, "schema-id": 0,
+                            "summary": {"engine-name": "test"}, "default-namespace": ["sales"],
+                            "representations": [{"type": "sql", "sql": "select 1", "dialect": "spark"}]}})
+}
+
 #[tokio::test]
 async fn unregister_forgets_the_table_and_keeps_its_files() {
     let (server, p, created) = with_table("orders").await;
@@ -123,10 +131,7 @@ async fn register_view_adopts_an_unregistered_storage() {
         &server,
         M::POST,
         &format!("/{p}/namespaces/sales/views"),
-        json!({"name": "template", "schema": schema(), "properties": {},
-               "view-version": {"version-id": 1, "timestamp-ms": 1_700_000_000_000_i64, "schema-id": 0,
-                                "summary": {"engine-name": "test"}, "default-namespace": ["sales"],
-                                "representations": [{"type": "sql", "sql": "select 1", "dialect": "spark"}]}}),
+        view_create("template", json!({})),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{view}");
@@ -248,12 +253,6 @@ async fn a_view_dropped_with_gc_disabled_registers_again() {
         json!({"namespace": ["sales"]}),
     )
     .await;
-    let create = |name: &str, properties: Value| {
-        json!({"name": name, "schema": schema(), "properties": properties,
-               "view-version": {"version-id": 1, "timestamp-ms": 1_700_000_000_000_i64, "schema-id": 0,
-                                "summary": {"engine-name": "test"}, "default-namespace": ["sales"],
-                                "representations": [{"type": "sql", "sql": "select 1", "dialect": "spark"}]}})
-    };
     let path = format!("/{p}/namespaces/sales/register-view");
     for (name, properties, kept) in [
         ("kept", json!({"gc.enabled": "false"}), true),
@@ -263,7 +262,7 @@ async fn a_view_dropped_with_gc_disabled_registers_again() {
             &server,
             M::POST,
             &format!("/{p}/namespaces/sales/views"),
-            create(name, properties),
+            view_create(name, properties),
         )
         .await;
         assert_eq!(status, StatusCode::OK, "{view}");
