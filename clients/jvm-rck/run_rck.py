@@ -1,21 +1,21 @@
 """Runs Iceberg's REST Compatibility Kit against a fresh `tablebay serve` and reports every test.
 
-Started by scripts/rck.sh (which builds the class path with Maven first). Steps:
+Started by scripts/rck.sh (which builds the class path of the chosen Iceberg version with Maven first). Steps:
 1. start the binary on ephemeral ports (the Python suite's `TablebayServer`, `--arn-flavor aws`);
 2. create a table bucket through the control plane (boto3 `s3tables`): its ARN is the warehouse;
-3. run the JUnit console launcher on `target/lib/*` with `rck.local=false` and the catalog properties below
+3. run the JUnit console launcher on `--lib` (`target/<version>/lib/*`) with `rck.local=false` and the catalog properties below
    (SigV4 signing name `osstables`, S3FileIO on Tablebay's S3 endpoint through ResolvingFileIO), bounded by a
    wall-clock limit;
 4. read the JUnit XML report and print one line per test, the reason of every test that did not pass, and a
-   summary; the same goes to `target/rck-report.md`.
+   summary; the same goes to `--out` (`target/<version>`)`/rck-report.md`.
 
 Exit status: 0 when every test passed or was skipped by the kit itself, 1 otherwise, 2 if it could not run.
-With `--expected-failures FILE` (scripts/test.sh uses clients/jvm-rck/expected-failures.txt), failures listed
+With `--expected-failures FILE` (scripts/test.sh uses clients/jvm-rck/expected-failures-<version>.txt), failures listed
 there with their reason are accepted: the exit status is 1 only for a failure that is not listed, and listed
 tests that now pass are printed so that the list can shrink (except those whose reason says `[flaky]`).
 
-    python clients/jvm-rck/run_rck.py [--only catalog|views] [--timeout SECONDS] [--expected-failures FILE]
-                                      [-- extra launcher args]
+    python clients/jvm-rck/run_rck.py --iceberg-version V --lib DIR --out DIR [--only catalog|views]
+                                      [--timeout SECONDS] [--expected-failures FILE] [-- extra launcher args]
 """
 
 from __future__ import annotations
@@ -166,8 +166,9 @@ def main() -> int:
     parser.add_argument("--io-impl", default=RESOLVING_FILE_IO,
                         help="the client's FileIO (default ResolvingFileIO: S3FileIO for s3://, Hadoop for file:; "
                              "org.apache.iceberg.aws.s3.S3FileIO for S3 only)")
-    parser.add_argument("--lib", type=Path, default=HERE / "target" / "lib")
-    parser.add_argument("--out", type=Path, default=HERE / "target")
+    parser.add_argument("--iceberg-version", required=True, help="the kit's Iceberg release (for the report)")
+    parser.add_argument("--lib", type=Path, required=True, help="the class path: the kit's jars")
+    parser.add_argument("--out", type=Path, required=True, help="where the report and the console log go")
     parser.add_argument("--expected-failures", type=Path, default=None,
                         help="accept the failures listed in this file (`Class.test(): reason` lines)")
     parser.add_argument("extra", nargs="*", help="more console launcher arguments (after --)")
@@ -189,7 +190,7 @@ def main() -> int:
         warehouse = s3tables.create_table_bucket(name=f"rck-{int(time.time())}")["arn"]
         props = catalog_properties(server, warehouse, args.signing_name, args.io_impl)
         print(f"rck: server {server.tables_url} (s3 {server.s3_url}), warehouse {warehouse}")
-        print(f"rck: running {', '.join(c.rsplit('.', 1)[-1] for c in classes)} (limit {args.timeout:.0f} s)")
+        print(f"rck: Iceberg {args.iceberg_version} kit, running {', '.join(c.rsplit('.', 1)[-1] for c in classes)} (limit {args.timeout:.0f} s)")
         started = time.monotonic()
         log_path = args.out / "rck-console.log"
         rc = run_launcher(args.lib, props, classes, reports, args.timeout, args.extra, log_path)
@@ -211,7 +212,7 @@ def main() -> int:
                      + (f"  -- {r['reason']}" if r["outcome"] != "passed" else ""))
     failed = [r for r in results if r["outcome"] == "FAILED"]
     counts = {o: sum(1 for r in results if r["outcome"] == o) for o in ("passed", "FAILED", "skipped")}
-    summary = (f"RCK: {counts['passed']} passed, {counts['FAILED']} failed, {counts['skipped']} skipped "
+    summary = (f"RCK {args.iceberg_version}: {counts['passed']} passed, {counts['FAILED']} failed, {counts['skipped']} skipped "
                f"of {len(results)} in {elapsed:.0f}s (launcher exit {rc})")
     print("\n".join(lines))
     print("\nTests that did not pass:")
@@ -223,7 +224,7 @@ def main() -> int:
 
     report = args.out / "rck-report.md"
     with open(report, "w", encoding="utf-8") as f:
-        f.write(f"# RCK run against Tablebay\n\n{summary}\n\nSigning name `{args.signing_name}`, "
+        f.write(f"# RCK (Iceberg {args.iceberg_version}) run against Tablebay\n\n{summary}\n\nSigning name `{args.signing_name}`, "
                 f"Iceberg jars from {args.lib}.\n\n## Did not pass\n\n")
         for r in failed:
             f.write(f"- `{r['class']}.{r['test']}`: {r['reason']}\n")

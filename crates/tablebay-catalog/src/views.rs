@@ -21,6 +21,9 @@ use crate::metadata::metadata_file_location;
 use crate::{AccountId, Catalog, Namespace, ServiceError, TableName};
 use tablebay_objects::{TableLocation, warehouse_location};
 
+/// The Iceberg property that, set to `false`, forbids deleting an entity's files (`gc.enabled`).
+const GC_ENABLED: &str = "gc.enabled";
+
 /// How many times a replace is rebased onto a view that moved before giving up with a conflict.
 const MAX_ATTEMPTS: u32 = 8;
 
@@ -439,7 +442,9 @@ impl Catalog {
         ))
     }
 
-    /// Drops a view and deletes its storage (only its metadata files live there) in the background.
+    /// Drops a view and deletes its storage (only its metadata files live there) in the background, unless the
+    /// view says `gc.enabled=false` (Iceberg's switch for "never delete my files"): then its storage stays, detached
+    /// as a table's dropped without purge, and `register_view` (or `register`) can adopt it again.
     pub async fn drop_view(
         &self,
         namespace: &Namespace,
@@ -450,6 +455,15 @@ impl Catalog {
             .view_by_name(namespace.id, name.as_str())
             .await?
             .ok_or_else(view_not_found)?;
+        // Unreadable metadata (a broken view) keeps nothing: the drop must still clean up.
+        let keep_files = match self.view_from_record(namespace, record.clone()).await {
+            Ok(view) => view
+                .metadata
+                .properties()
+                .get(GC_ENABLED)
+                .is_some_and(|v| v.eq_ignore_ascii_case("false")),
+            Err(_) => false,
+        };
         self.meta
             .delete_view(record.id)
             .await
@@ -457,6 +471,19 @@ impl Catalog {
                 StoreError::NotFound => view_not_found(),
                 other => other.into(),
             })?;
+        if keep_files {
+            let owner = &namespace.bucket.arn;
+            self.meta
+                .record_detached_storage(
+                    record.id,
+                    owner.account.as_str(),
+                    owner.name.as_str(),
+                    "dropped",
+                    Utc::now(),
+                )
+                .await?;
+            return Ok(());
+        }
         let catalog = self.clone();
         tokio::spawn(async move {
             if let Err(e) = catalog.purge_table_storage(record.id).await {

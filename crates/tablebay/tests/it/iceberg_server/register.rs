@@ -35,6 +35,14 @@ async fn with_table(name: &str) -> (TestServer, String, Value) {
     (server, p, created)
 }
 
+/// The body of a `createView` of `name` in namespace `sales`, with these properties.
+fn view_create(name: &str, properties: Value) -> Value {
+    json!({"name": name, "schema": schema(), "properties": properties,
+           "view-version": {"version-id": 1, "timestamp-ms": 1_700_000_000_000_i64, "schema-id": 0,
+                            "summary": {"engine-name": "test"}, "default-namespace": ["sales"],
+                            "representations": [{"type": "sql", "sql": "select 1", "dialect": "spark"}]}})
+}
+
 #[tokio::test]
 async fn unregister_forgets_the_table_and_keeps_its_files() {
     let (server, p, created) = with_table("orders").await;
@@ -123,10 +131,7 @@ async fn register_view_adopts_an_unregistered_storage() {
         &server,
         M::POST,
         &format!("/{p}/namespaces/sales/views"),
-        json!({"name": "template", "schema": schema(), "properties": {},
-               "view-version": {"version-id": 1, "timestamp-ms": 1_700_000_000_000_i64, "schema-id": 0,
-                                "summary": {"engine-name": "test"}, "default-namespace": ["sales"],
-                                "representations": [{"type": "sql", "sql": "select 1", "dialect": "spark"}]}}),
+        view_create("template", json!({})),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{view}");
@@ -234,4 +239,59 @@ async fn register_view_adopts_an_unregistered_storage() {
     )
     .await;
     assert_eq!(status.as_u16(), 400);
+}
+
+/// A view dropped with `gc.enabled=false` keeps its storage, detached, so its metadata registers again (the RCK's
+/// `registerView`); a view dropped without it has its storage purged, and registering it is refused.
+#[tokio::test]
+async fn a_view_dropped_with_gc_disabled_registers_again() {
+    let (server, _, p) = setup().await;
+    call(
+        &server,
+        M::POST,
+        &format!("/{p}/namespaces"),
+        json!({"namespace": ["sales"]}),
+    )
+    .await;
+    let path = format!("/{p}/namespaces/sales/register-view");
+    for (name, properties, kept) in [
+        ("kept", json!({"gc.enabled": "false"}), true),
+        ("purged", json!({}), false),
+    ] {
+        let (status, _, view) = call(
+            &server,
+            M::POST,
+            &format!("/{p}/namespaces/sales/views"),
+            view_create(name, properties),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{view}");
+        let file = view["metadata-location"].as_str().unwrap().to_string();
+        let (status, _, _) = call(
+            &server,
+            M::DELETE,
+            &format!("/{p}/namespaces/sales/views/{name}"),
+            Value::Null,
+        )
+        .await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        let body = json!({"name": name, "metadata-location": file});
+        let (status, _, registered) = call(&server, M::POST, &path, body).await;
+        if kept {
+            assert_eq!(status, StatusCode::OK, "{registered}");
+            assert_eq!(registered["metadata-location"], file.as_str());
+            assert_eq!(registered["metadata"]["properties"]["gc.enabled"], "false");
+            let (status, _, loaded) = call(
+                &server,
+                M::GET,
+                &format!("/{p}/namespaces/sales/views/{name}"),
+                Value::Null,
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{loaded}");
+        } else {
+            assert_eq!(status.as_u16(), 400, "{registered}");
+            assert_eq!(registered["error"]["code"], 400, "{registered}");
+        }
+    }
 }
