@@ -164,19 +164,6 @@ impl Catalog {
         self.with_metadata(table).await
     }
 
-    /// Whether a view of the namespace has the name.
-    pub(crate) async fn view_named(
-        &self,
-        namespace: &Namespace,
-        name: &TableName,
-    ) -> Result<bool, ServiceError> {
-        Ok(self
-            .meta
-            .view_by_name(namespace.id, name.as_str())
-            .await?
-            .is_some())
-    }
-
     /// Whether a table of the namespace has the name.
     pub(crate) async fn table_named(
         &self,
@@ -196,7 +183,7 @@ impl Catalog {
         namespace: &Namespace,
         name: &TableName,
     ) -> Result<(), ServiceError> {
-        if self.view_named(namespace, name).await? {
+        if self.view_exists(namespace, name).await? {
             return Err(ServiceError::AlreadyExists(format!(
                 "View with same name already exists: {}.{name}",
                 namespace.name

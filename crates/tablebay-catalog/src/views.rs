@@ -320,7 +320,7 @@ impl Catalog {
                 namespace.name
             )));
         }
-        if self.view_named(namespace, name).await? {
+        if self.view_exists(namespace, name).await? {
             return Err(ServiceError::AlreadyExists(format!(
                 "View already exists: {}.{name}",
                 namespace.name
