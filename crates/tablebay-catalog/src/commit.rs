@@ -81,6 +81,9 @@ pub enum CommitError {
     /// (its answer is the other's, which is stored).
     #[error("{0}")]
     KeyTaken(String),
+    /// The table is a read-only replica (403); nothing changed.
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 impl From<ServiceError> for CommitError {
@@ -357,6 +360,15 @@ fn preview(prepared: &[Prepared]) -> Vec<IcebergTable> {
         .collect()
 }
 
+/// Whether a commit may change a read-only replica (only disassociation may).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReplicaWrites {
+    /// Refused with [`CommitError::Forbidden`].
+    Refused,
+    /// Allowed.
+    Allowed,
+}
+
 /// One table's part of a commit, prepared: the metadata file written and the swap to make.
 struct Prepared {
     table: Table,
@@ -414,7 +426,9 @@ impl Catalog {
         remember: Option<&RememberedCommit<'_>>,
     ) -> Result<Vec<IcebergTable>, CommitError> {
         let ids: Vec<Uuid> = changes.iter().map(|(table, _)| table.id).collect();
-        let result = self.try_commit_tables(changes, by, remember).await;
+        let result = self
+            .try_commit_tables(changes, by, remember, ReplicaWrites::Refused)
+            .await;
         if result.is_err() {
             for id in ids {
                 self.table_counters.commit_failed(id);
@@ -424,11 +438,12 @@ impl Catalog {
     }
 
     /// The body of [`Catalog::commit_tables_remembering`], without the failure count.
-    async fn try_commit_tables(
+    pub(crate) async fn try_commit_tables(
         &self,
         changes: Vec<(Table, TableChange)>,
         by: &AccountId,
         remember: Option<&RememberedCommit<'_>>,
+        replica: ReplicaWrites,
     ) -> Result<Vec<IcebergTable>, CommitError> {
         let mut seen = std::collections::HashSet::new();
         for (table, change) in &changes {
@@ -453,7 +468,7 @@ impl Catalog {
             attempt += 1;
             let mut prepared = Vec::with_capacity(changes.len());
             for (table, change) in &changes {
-                match self.prepare(table, change, attempt > 1, by).await {
+                match self.prepare(table, change, attempt > 1, by, replica).await {
                     Ok(p) => prepared.push(p),
                     Err(e) => {
                         self.discard(&prepared).await;
@@ -567,6 +582,7 @@ impl Catalog {
         change: &TableChange,
         reload: bool,
         by: &AccountId,
+        replica: ReplicaWrites,
     ) -> Result<Prepared, CommitError> {
         let table = if reload {
             let record = self
@@ -582,6 +598,13 @@ impl Catalog {
             table.clone()
         };
         let current = self.with_metadata(table).await?;
+        // A replica takes commits from its replication worker only (through UpdateTableMetadataLocation): every
+        // client commit, and maintenance, which the replica mirrors from its source, is refused.
+        if replica == ReplicaWrites::Refused
+            && let Some(why) = crate::replica_refusal(current.metadata.metadata.properties())
+        {
+            return Err(CommitError::Forbidden(why));
+        }
         for requirement in &change.requirements {
             check_requirement(
                 requirement,

@@ -2,7 +2,7 @@
 //! (maintenance) can react to commits without the catalog knowing what it does. The observer must be cheap: it
 //! runs on the committing request's task, after the commit is durable, and its outcome never reaches the writer.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, RwLock};
 
 use iceberg::spec::TableMetadata;
 
@@ -14,21 +14,30 @@ pub trait CommitObserver: Send + Sync + std::fmt::Debug {
     fn committed(&self, table: &Table, metadata: &TableMetadata);
 }
 
-/// The observer slot every clone of a catalog shares; set once at startup.
+/// The observers every clone of a catalog shares (maintenance, replication); installed at startup.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct CommitObservers(Arc<OnceLock<Arc<dyn CommitObserver>>>);
+pub(crate) struct CommitObservers(Arc<RwLock<Vec<Arc<dyn CommitObserver>>>>);
 
 impl CommitObservers {
     pub(crate) fn notify(&self, table: &Table, metadata: &TableMetadata) {
-        if let Some(observer) = self.0.get() {
-            observer.committed(table, metadata);
+        // Observers are cheap and never block: the read lock is held for the calls only.
+        if let Ok(observers) = self.0.read() {
+            for observer in observers.iter() {
+                observer.committed(table, metadata);
+            }
         }
     }
 }
 
 impl Catalog {
-    /// Installs the commit observer (once; later calls are ignored and return `false`).
+    /// Adds a commit observer; every installed observer is told about every commit.
     pub fn observe_commits(&self, observer: Arc<dyn CommitObserver>) -> bool {
-        self.commit_observers.0.set(observer).is_ok()
+        match self.commit_observers.0.write() {
+            Ok(mut observers) => {
+                observers.push(observer);
+                true
+            }
+            Err(_) => false,
+        }
     }
 }

@@ -23,6 +23,7 @@ mod namespace;
 mod namespace_properties;
 mod pagination;
 mod policy;
+mod replication;
 mod service_error;
 mod settings;
 mod storage;
@@ -49,6 +50,11 @@ pub use names::{BucketName, NamespaceName, TableName};
 pub use namespace::Namespace;
 pub use namespace_properties::PropertiesUpdate;
 pub use pagination::{ContinuationToken, Page, PageRequest};
+pub use replication::{
+    DISASSOCIATED_PROPERTY, DestinationStatus, MAX_DESTINATIONS, REPLICA_ROLE_PROPERTY,
+    REPLICA_SOURCE_METADATA_PROPERTY, REPLICA_SOURCE_PROPERTY, ReplicationConfig, ReplicationScope,
+    ReplicationState, StoredReplication, replica_refusal, role_parts, same_bucket,
+};
 pub use service_error::ServiceError;
 pub use settings::{
     BucketMaintenance, CompactionSettings, CompactionStrategy, Encryption, JobConfig, JobState,

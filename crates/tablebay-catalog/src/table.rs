@@ -381,6 +381,21 @@ impl Catalog {
         metadata_location: &str,
         by: &AccountId,
     ) -> Result<Table, ServiceError> {
+        self.update_metadata_location_as(table, expected, metadata_location, by, None)
+            .await
+    }
+
+    /// [`Catalog::update_metadata_location`] by a caller that may be a session of a role (`role`: its account
+    /// and role name). A read-only replica takes new metadata only from a session of the role its metadata names
+    /// (its replication worker); anyone else is `Denied`.
+    pub async fn update_metadata_location_as(
+        &self,
+        table: &TableRef,
+        expected: &str,
+        metadata_location: &str,
+        by: &AccountId,
+        role: Option<(&str, &str)>,
+    ) -> Result<Table, ServiceError> {
         if metadata_location.is_empty() || metadata_location.len() > 2048 {
             return Err(ServiceError::invalid(
                 "metadataLocation must be between 1 and 2048 characters long",
@@ -399,6 +414,27 @@ impl Catalog {
         if current.version_token != expected {
             self.table_counters.commit_failed(current.id);
             return Err(stale_token());
+        }
+        // The current metadata decides whether the table is a replica; a pointer to a file that is missing or
+        // not Iceberg metadata (the API allows any location in the table's storage) is not a replica's.
+        let loaded = match current.metadata_location {
+            None => None,
+            Some(_) => match self.with_metadata(current.clone()).await {
+                Ok(loaded) => Some(loaded),
+                Err(e @ (ServiceError::Unavailable(_) | ServiceError::Store(_))) => return Err(e),
+                Err(_) => None,
+            },
+        };
+        if let Some(loaded) = loaded {
+            let properties = loaded.metadata.metadata.properties();
+            if let Some(why) = crate::replica_refusal(properties) {
+                let writer = properties
+                    .get(crate::REPLICA_ROLE_PROPERTY)
+                    .and_then(|r| crate::role_parts(r));
+                if writer.is_none() || writer != role {
+                    return Err(ServiceError::Denied(why));
+                }
+            }
         }
         let swap = PointerSwap {
             table_id: current.id,

@@ -25,6 +25,10 @@ pub enum AttributeKey {
     Tags,
     /// The maintenance job status (all job types in one JSON object).
     MaintenanceStatus,
+    /// The replication configuration of a bucket or table (with its version token).
+    Replication,
+    /// The replication status of a source table, per destination.
+    ReplicationStatus,
 }
 
 impl AttributeKey {
@@ -38,6 +42,8 @@ impl AttributeKey {
             Self::Metrics => "metrics",
             Self::Tags => "tags",
             Self::MaintenanceStatus => "maintenance-status",
+            Self::Replication => "replication",
+            Self::ReplicationStatus => "replication-status",
         }
     }
 }

@@ -18,6 +18,9 @@ use super::objects::to_i64;
 use super::{Backend, MetaStore};
 use crate::StoreError;
 
+/// The job type of table replication: its rows only lease a source table to one replication worker at a time.
+pub const REPLICATION_JOB_TYPE: &str = "replication";
+
 /// A claimed job.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobRecord {
@@ -106,7 +109,8 @@ impl MetaStore {
     }
 
     /// Claims the oldest job that is pending or whose lease lapsed before `now`, leasing it to `owner` until
-    /// `lease_until`; `None` when there is none.
+    /// `lease_until`; `None` when there is none. Replication jobs ([`REPLICATION_JOB_TYPE`]) are leased by the
+    /// replication workers alone (with [`MetaStore::claim_job_for`]), never here.
     pub async fn claim_next_job(
         &self,
         owner: &str,
@@ -119,14 +123,14 @@ impl MetaStore {
             Backend::Postgres => concat!(
                 "UPDATE maintenance_jobs SET state = 'running', lease_owner = $1, lease_expires_ms = $2, \
                  attempts = attempts + 1 WHERE id = (SELECT id FROM maintenance_jobs \
-                 WHERE state = 'pending' OR lease_expires_ms < $3 ORDER BY created_at_ms LIMIT 1 \
+                 WHERE (state = 'pending' OR lease_expires_ms < $3) AND job_type <> 'replication' ORDER BY created_at_ms LIMIT 1 \
                  FOR UPDATE SKIP LOCKED) RETURNING ",
                 "id, table_id, job_type, trigger_reason, lease_owner, lease_expires_ms, attempts"
             ),
             Backend::Sqlite => concat!(
                 "UPDATE maintenance_jobs SET state = 'running', lease_owner = $1, lease_expires_ms = $2, \
                  attempts = attempts + 1 WHERE id = (SELECT id FROM maintenance_jobs \
-                 WHERE state = 'pending' OR lease_expires_ms < $3 ORDER BY created_at_ms LIMIT 1) RETURNING ",
+                 WHERE (state = 'pending' OR lease_expires_ms < $3) AND job_type <> 'replication' ORDER BY created_at_ms LIMIT 1) RETURNING ",
                 "id, table_id, job_type, trigger_reason, lease_owner, lease_expires_ms, attempts"
             ),
         };

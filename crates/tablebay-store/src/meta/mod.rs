@@ -27,7 +27,7 @@ pub use buckets::BucketRecord;
 pub use encryption_keys::KeyCheck;
 pub use iam::{AccountRecord, CredentialRecord, PrincipalRecord};
 pub use idempotency::IdempotencyRecord;
-pub use jobs::{JobRecord, RunRecord};
+pub use jobs::{JobRecord, REPLICATION_JOB_TYPE, RunRecord};
 pub use multipart::{CompletedUpload, PartRecord, UploadRecord};
 pub use namespaces::NamespaceRecord;
 pub use objects::{
