@@ -138,6 +138,8 @@ impl From<CommitError> for CompactionError {
             CommitError::Conflict(m) | CommitError::AlreadyExists(m) | CommitError::KeyTaken(m) => {
                 Self::Conflict(m)
             }
+            // A replica's maintenance comes from its source.
+            CommitError::Forbidden(m) => Self::Invalid(m),
             CommitError::Unavailable(m) => Self::Unavailable(m),
             CommitError::StateUnknown(m) => Self::Internal(m),
         }

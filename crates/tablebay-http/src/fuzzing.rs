@@ -186,6 +186,7 @@ pub fn control_plane_route(
         | E::PutTableBucketEncryption { bucket, .. }
         | E::PutTableBucketMaintenanceConfiguration { bucket, .. }
         | E::PutTableBucketStorageClass { bucket, .. }
+        | E::PutTableBucketReplication { bucket, .. }
         | E::CreateNamespace { bucket, .. } => {
             names.reads_body = true;
             names.buckets.push(bucket.clone());
@@ -201,6 +202,8 @@ pub fn control_plane_route(
         | E::PutTableBucketMetricsConfiguration { bucket }
         | E::GetTableBucketMetricsConfiguration { bucket }
         | E::DeleteTableBucketMetricsConfiguration { bucket }
+        | E::GetTableBucketReplication { bucket }
+        | E::DeleteTableBucketReplication { bucket, .. }
         | E::ListNamespaces { bucket, .. }
         | E::GetNamespace { bucket, .. }
         | E::DeleteNamespace { bucket, .. }
@@ -217,8 +220,13 @@ pub fn control_plane_route(
             table: GetTableSelector::Arn(arn),
         }
         | E::GetTableRecordExpirationConfiguration { table_arn: arn }
-        | E::GetTableRecordExpirationJobStatus { table_arn: arn } => names.arns.push(arn.clone()),
-        E::PutTableRecordExpirationConfiguration { table_arn, .. } => {
+        | E::GetTableRecordExpirationJobStatus { table_arn: arn }
+        | E::GetTableReplication { table_arn: arn }
+        | E::DeleteTableReplication { table_arn: arn, .. }
+        | E::GetTableReplicationStatus { table_arn: arn }
+        | E::DisassociateTableReplication { table_arn: arn } => names.arns.push(arn.clone()),
+        E::PutTableRecordExpirationConfiguration { table_arn, .. }
+        | E::PutTableReplication { table_arn, .. } => {
             names.reads_body = true;
             names.arns.push(table_arn.clone());
         }

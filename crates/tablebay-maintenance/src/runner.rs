@@ -412,6 +412,13 @@ impl JobRunner {
                 ))
             })?;
         let properties = loaded.metadata.metadata.properties().clone();
+        // A replica receives its source's compaction and expirations as replicated commits (S3 Tables mirrors
+        // the source's maintenance); only unreferenced-file removal runs on it.
+        if tablebay_catalog::replica_refusal(&properties).is_some()
+            && job_type != MaintenanceJobType::IcebergUnreferencedFileRemoval
+        {
+            return Ok(None);
+        }
         match job_type {
             MaintenanceJobType::IcebergSnapshotManagement => {
                 if !enabled(configured.snapshot_management.status) {

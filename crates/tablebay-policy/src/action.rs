@@ -117,6 +117,25 @@ actions! {
     PutTableRecordExpirationConfiguration = true,
     /// `s3tables:GetTableRecordExpirationJobStatus` (AWS's name; not in the OSS guide's list).
     GetTableRecordExpirationJobStatus = true,
+    // Replication (AWS's names; not in the OSS guide's list). The configuration reads and writes are the owner's
+    // alone, like the policy and encryption settings; the status read and disassociating a replica may be granted
+    // across accounts (a replica often lives in another account than its source).
+    /// `s3tables:PutTableBucketReplication`.
+    PutTableBucketReplication = false,
+    /// `s3tables:GetTableBucketReplication`.
+    GetTableBucketReplication = false,
+    /// `s3tables:DeleteTableBucketReplication`.
+    DeleteTableBucketReplication = false,
+    /// `s3tables:PutTableReplication`.
+    PutTableReplication = false,
+    /// `s3tables:GetTableReplication`.
+    GetTableReplication = false,
+    /// `s3tables:DeleteTableReplication`.
+    DeleteTableReplication = false,
+    /// `s3tables:GetTableReplicationStatus`.
+    GetTableReplicationStatus = true,
+    /// `s3tables:DisassociateTableReplication`.
+    DisassociateTableReplication = true,
     /// `oss:PutTablePolicy`.
     PutTablePolicy = false,
     /// `oss:GetTablePolicy`.
@@ -239,6 +258,14 @@ mod tests {
         ("GetTableRecordExpirationConfiguration", true),
         ("PutTableRecordExpirationConfiguration", true),
         ("GetTableRecordExpirationJobStatus", true),
+        ("PutTableBucketReplication", false),
+        ("GetTableBucketReplication", false),
+        ("DeleteTableBucketReplication", false),
+        ("PutTableReplication", false),
+        ("GetTableReplication", false),
+        ("DeleteTableReplication", false),
+        ("GetTableReplicationStatus", true),
+        ("DisassociateTableReplication", true),
     ];
 
     #[test]

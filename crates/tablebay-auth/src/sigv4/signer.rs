@@ -75,6 +75,11 @@ pub fn sign(
     sign_with(parts, body, &params)
 }
 
+/// The hex SHA-256 of a body: the `x-amz-content-sha256` value of a signed payload (S3 wants it as a header).
+pub fn payload_hash(body: &[u8]) -> String {
+    hex_sha256(body)
+}
+
 /// [`sign`] with all parameters, including a session token (added as a signed `x-amz-security-token`).
 pub fn sign_with(
     parts: &mut Parts,

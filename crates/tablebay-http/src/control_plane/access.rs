@@ -138,6 +138,28 @@ pub(crate) async fn resolve(
         E::GetTableRecordExpirationJobStatus { table_arn } => {
             by_arn(A::GetTableRecordExpirationJobStatus, table_arn, &mut table)?
         }
+        E::PutTableBucketReplication { bucket, .. } => {
+            on_bucket(A::PutTableBucketReplication, bucket)?
+        }
+        E::GetTableBucketReplication { bucket } => on_bucket(A::GetTableBucketReplication, bucket)?,
+        E::DeleteTableBucketReplication { bucket, .. } => {
+            on_bucket(A::DeleteTableBucketReplication, bucket)?
+        }
+        E::PutTableReplication { table_arn, .. } => {
+            by_arn(A::PutTableReplication, table_arn, &mut table)?
+        }
+        E::GetTableReplication { table_arn } => {
+            by_arn(A::GetTableReplication, table_arn, &mut table)?
+        }
+        E::DeleteTableReplication { table_arn, .. } => {
+            by_arn(A::DeleteTableReplication, table_arn, &mut table)?
+        }
+        E::GetTableReplicationStatus { table_arn } => {
+            by_arn(A::GetTableReplicationStatus, table_arn, &mut table)?
+        }
+        E::DisassociateTableReplication { table_arn } => {
+            by_arn(A::DisassociateTableReplication, table_arn, &mut table)?
+        }
         E::GetTable {
             table: GetTableSelector::Path(path),
         } => on_table(cx, A::GetTable, path, &mut table).await?,

@@ -6,6 +6,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::HeaderName;
 use http::request::Parts;
+use tablebay_auth::PrincipalKind;
 use tablebay_catalog::Catalog;
 
 use super::access::{self, Resolved};
@@ -13,8 +14,8 @@ use super::error::ControlPlaneError;
 use super::request::RequestContext;
 use super::router::{Endpoint, route};
 use super::{
-    buckets, encryption, maintenance, namespaces, policies, record_expiration, storage, tables,
-    tagging, virtual_host,
+    buckets, encryption, maintenance, namespaces, policies, record_expiration, replication,
+    storage, tables, tagging, virtual_host,
 };
 use crate::pipeline::{self, Context, Need, RequestBody, Schemes, Surface};
 use crate::state::AppState;
@@ -61,6 +62,8 @@ impl Surface for ControlPlane {
     ) -> Result<Response, ControlPlaneError> {
         let ctx = RequestContext {
             account: cx.account.clone(),
+            role: (cx.principal.kind == PrincipalKind::Role)
+                .then(|| (cx.principal.account_id.clone(), cx.principal.name.clone())),
         };
         dispatch(cx.catalog(), &ctx, resolved).await
     }
@@ -185,6 +188,33 @@ async fn dispatch(
         }
         E::GetTableRecordExpirationJobStatus { .. } => {
             record_expiration::job_status(catalog, &table()?).await
+        }
+        E::PutTableBucketReplication {
+            bucket,
+            version_token,
+            request,
+        } => {
+            replication::put_bucket(catalog, ctx, &bucket, version_token.as_deref(), request).await
+        }
+        E::GetTableBucketReplication { bucket } => {
+            replication::get_bucket(catalog, ctx, &bucket).await
+        }
+        E::DeleteTableBucketReplication {
+            bucket,
+            version_token,
+        } => replication::delete_bucket(catalog, ctx, &bucket, version_token.as_deref()).await,
+        E::PutTableReplication {
+            version_token,
+            request,
+            ..
+        } => replication::put_table(catalog, &table()?, version_token.as_deref(), request).await,
+        E::GetTableReplication { .. } => replication::get_table(catalog, &table()?).await,
+        E::DeleteTableReplication { version_token, .. } => {
+            replication::delete_table(catalog, &table()?, &version_token).await
+        }
+        E::GetTableReplicationStatus { .. } => replication::status(catalog, &table()?).await,
+        E::DisassociateTableReplication { .. } => {
+            replication::disassociate(catalog, ctx, &table()?).await
         }
         E::TagResource { arn, request } => tagging::tag(catalog, &arn, request).await,
         E::UntagResource { arn, tag_keys } => tagging::untag(catalog, &arn, &tag_keys).await,

@@ -10,6 +10,7 @@ mod maintenance;
 mod namespaces;
 mod policies;
 mod record_expiration;
+mod replication;
 mod request;
 pub(crate) mod router;
 mod storage;

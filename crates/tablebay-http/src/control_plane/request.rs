@@ -13,6 +13,8 @@ use super::router::ListQuery;
 #[derive(Clone, Debug)]
 pub(crate) struct RequestContext {
     pub account: AccountId,
+    /// For a session of an assumed role: its account and role name (who may write a replica).
+    pub role: Option<(String, String)>,
 }
 
 impl RequestContext {

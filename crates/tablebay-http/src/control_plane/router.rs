@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use super::error::ControlPlaneError;
 use super::wire::{
     CreateNamespaceRequest, CreateTableBucketRequest, CreateTableRequest, EncryptionBody,
-    PutMaintenanceRequest, PutRecordExpirationRequest, RenameTableRequest, ResourcePolicyBody,
-    StorageClassBody, TagsBody, UpdateTableMetadataLocationRequest,
+    PutMaintenanceRequest, PutRecordExpirationRequest, PutReplicationRequest, RenameTableRequest,
+    ResourcePolicyBody, StorageClassBody, TagsBody, UpdateTableMetadataLocationRequest,
 };
 use crate::form::FormPairs;
 use crate::pipeline::RequestBody;
@@ -183,6 +183,36 @@ pub(crate) enum Endpoint {
     GetTableRecordExpirationJobStatus {
         table_arn: String,
     },
+    PutTableBucketReplication {
+        bucket: String,
+        version_token: Option<String>,
+        request: PutReplicationRequest,
+    },
+    GetTableBucketReplication {
+        bucket: String,
+    },
+    DeleteTableBucketReplication {
+        bucket: String,
+        version_token: Option<String>,
+    },
+    PutTableReplication {
+        table_arn: String,
+        version_token: Option<String>,
+        request: PutReplicationRequest,
+    },
+    GetTableReplication {
+        table_arn: String,
+    },
+    DeleteTableReplication {
+        table_arn: String,
+        version_token: String,
+    },
+    GetTableReplicationStatus {
+        table_arn: String,
+    },
+    DisassociateTableReplication {
+        table_arn: String,
+    },
     TagResource {
         arn: String,
         request: TagsBody,
@@ -227,13 +257,21 @@ impl Endpoint {
             | E::GetNamespace { bucket, .. }
             | E::DeleteNamespace { bucket, .. }
             | E::CreateTable { bucket, .. }
-            | E::ListTables { bucket, .. } => Some(bucket),
+            | E::ListTables { bucket, .. }
+            | E::PutTableBucketReplication { bucket, .. }
+            | E::GetTableBucketReplication { bucket }
+            | E::DeleteTableBucketReplication { bucket, .. } => Some(bucket),
             E::GetTable {
                 table: GetTableSelector::Arn(arn),
             }
             | E::PutTableRecordExpirationConfiguration { table_arn: arn, .. }
             | E::GetTableRecordExpirationConfiguration { table_arn: arn }
-            | E::GetTableRecordExpirationJobStatus { table_arn: arn } => {
+            | E::GetTableRecordExpirationJobStatus { table_arn: arn }
+            | E::PutTableReplication { table_arn: arn, .. }
+            | E::GetTableReplication { table_arn: arn }
+            | E::DeleteTableReplication { table_arn: arn, .. }
+            | E::GetTableReplicationStatus { table_arn: arn }
+            | E::DisassociateTableReplication { table_arn: arn } => {
                 arn.split_once("/table/").map(|(bucket, _)| bucket)
             }
             E::GetTable {
@@ -306,6 +344,14 @@ impl Endpoint {
                 "GetTableRecordExpirationConfiguration"
             }
             Self::GetTableRecordExpirationJobStatus { .. } => "GetTableRecordExpirationJobStatus",
+            Self::PutTableBucketReplication { .. } => "PutTableBucketReplication",
+            Self::GetTableBucketReplication { .. } => "GetTableBucketReplication",
+            Self::DeleteTableBucketReplication { .. } => "DeleteTableBucketReplication",
+            Self::PutTableReplication { .. } => "PutTableReplication",
+            Self::GetTableReplication { .. } => "GetTableReplication",
+            Self::DeleteTableReplication { .. } => "DeleteTableReplication",
+            Self::GetTableReplicationStatus { .. } => "GetTableReplicationStatus",
+            Self::DisassociateTableReplication { .. } => "DisassociateTableReplication",
             Self::TagResource { .. } => "TagResource",
             Self::UntagResource { .. } => "UntagResource",
             Self::ListTagsForResource { .. } => "ListTagsForResource",
@@ -574,6 +620,45 @@ pub(crate) fn route(
                 table_arn: required(&q, "tableArn")?,
             }
         }
+        (Method::PUT, ["table-bucket-replication"]) => E::PutTableBucketReplication {
+            bucket: required(&q, "tableBucketARN")?,
+            version_token: first(&q, "versionToken"),
+            request: json(body)?,
+        },
+        (Method::GET, ["table-bucket-replication"]) => E::GetTableBucketReplication {
+            bucket: required(&q, "tableBucketARN")?,
+        },
+        (Method::DELETE, ["table-bucket-replication"]) => E::DeleteTableBucketReplication {
+            bucket: required(&q, "tableBucketARN")?,
+            version_token: first(&q, "versionToken"),
+        },
+        (Method::PUT, ["table-replication"]) => E::PutTableReplication {
+            table_arn: required(&q, "tableArn")?,
+            version_token: first(&q, "versionToken"),
+            request: json(body)?,
+        },
+        (Method::GET, ["table-replication"]) => E::GetTableReplication {
+            table_arn: required(&q, "tableArn")?,
+        },
+        (Method::DELETE, ["table-replication"]) => E::DeleteTableReplication {
+            table_arn: required(&q, "tableArn")?,
+            version_token: required(&q, "versionToken")?,
+        },
+        (Method::GET, ["replication-status"]) => E::GetTableReplicationStatus {
+            table_arn: required(&q, "tableArn")?,
+        },
+        (Method::PUT, ["table-replication", "disassociate"]) => E::DisassociateTableReplication {
+            table_arn: required(&q, "tableArn")?,
+        },
+        (
+            m,
+            ["table-bucket-replication" | "table-replication" | "replication-status"]
+            | ["table-replication", "disassociate"],
+        ) => {
+            return Err(ControlPlaneError::MethodNotAllowed(format!(
+                "The method {m} is not allowed on {path}"
+            )));
+        }
         (m, ["table-record-expiration" | "table-record-expiration-job-status"]) => {
             return Err(ControlPlaneError::MethodNotAllowed(format!(
                 "The method {m} is not allowed on {path}"
@@ -607,6 +692,7 @@ mod tests {
     const LOCATION_BODY: &str = r#"{"versionToken":"vt","metadataLocation":"s3://x/m.json"}"#;
     const TAGS_BODY: &str = r#"{"tags":{"a":"b"}}"#;
     const EXPIRATION_BODY: &str = r#"{"value":{"status":"enabled","settings":{"days":7}}}"#;
+    const REPLICATION_BODY: &str = r#"{"configuration":{"role":"arn:aws:iam::111122223333:role/r","rules":[{"destinations":[{"destinationTableBucketARN":"arn:aws:s3tables:us-east-1:111122223333:bucket/d"}]}]}}"#;
     const TABLE_ARN: &str = "arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket/table/x";
     const TABLE_Q: &str =
         "tableArn=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket%2Ftable%2Fx";
@@ -862,6 +948,66 @@ mod tests {
                     table_arn: TABLE_ARN.into(),
                 },
             ),
+            (
+                Method::PUT,
+                "/table-bucket-replication".into(),
+                Some(
+                    "tableBucketARN=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket&versionToken=v1",
+                ),
+                Endpoint::PutTableBucketReplication {
+                    bucket: ARN.into(),
+                    version_token: Some("v1".into()),
+                    request: parsed(REPLICATION_BODY),
+                },
+            ),
+            (
+                Method::DELETE,
+                "/table-bucket-replication".into(),
+                Some(
+                    "tableBucketARN=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket",
+                ),
+                Endpoint::DeleteTableBucketReplication {
+                    bucket: ARN.into(),
+                    version_token: None,
+                },
+            ),
+            (
+                Method::PUT,
+                "/table-replication".into(),
+                Some(TABLE_Q),
+                Endpoint::PutTableReplication {
+                    table_arn: TABLE_ARN.into(),
+                    version_token: None,
+                    request: parsed(REPLICATION_BODY),
+                },
+            ),
+            (
+                Method::DELETE,
+                "/table-replication".into(),
+                Some(
+                    "tableArn=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket%2Ftable%2Fx&versionToken=v2",
+                ),
+                Endpoint::DeleteTableReplication {
+                    table_arn: TABLE_ARN.into(),
+                    version_token: "v2".into(),
+                },
+            ),
+            (
+                Method::GET,
+                "/replication-status".into(),
+                Some(TABLE_Q),
+                Endpoint::GetTableReplicationStatus {
+                    table_arn: TABLE_ARN.into(),
+                },
+            ),
+            (
+                Method::PUT,
+                "/table-replication/disassociate".into(),
+                Some(TABLE_Q),
+                Endpoint::DisassociateTableReplication {
+                    table_arn: TABLE_ARN.into(),
+                },
+            ),
             // A raw `:` and a proxy-decoded `%2F` are both tolerated.
             (
                 Method::GET,
@@ -879,7 +1025,8 @@ mod tests {
             // next segment (which would make this delete a bucket named `policy`).
             (
                 Method::DELETE,
-                "/buckets/arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket/policy".to_string(),
+                "/buckets/arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket/policy"
+                    .to_string(),
                 None,
                 Endpoint::DeleteTableBucketPolicy {
                     bucket: "arn:aws:s3tables:us-east-1:111122223333:bucket".into(),
@@ -906,6 +1053,8 @@ mod tests {
                 Endpoint::UpdateTableMetadataLocation { .. } => LOCATION_BODY,
                 Endpoint::TagResource { .. } => TAGS_BODY,
                 Endpoint::PutTableRecordExpirationConfiguration { .. } => EXPIRATION_BODY,
+                Endpoint::PutTableBucketReplication { .. }
+                | Endpoint::PutTableReplication { .. } => REPLICATION_BODY,
                 _ => "",
             };
             let body = RequestBody::new(bytes::Bytes::from(body));
@@ -933,6 +1082,17 @@ mod tests {
             .is_err()
         );
         assert!(route(&Method::GET, "/buckets/%FF", None, &none).is_err());
+        // DeleteTableReplication requires its version token.
+        assert!(
+            route(
+                &Method::DELETE,
+                "/table-replication",
+                Some("tableArn=x"),
+                &none
+            )
+            .is_err()
+        );
+        assert!(route(&Method::PUT, "/table-bucket-replication", None, &none).is_err());
         // The table ARN is required; a body without `value` is malformed.
         assert!(route(&Method::GET, "/table-record-expiration", None, &none).is_err());
         let no_value = RequestBody::new(bytes::Bytes::from_static(b"{}"));

@@ -219,12 +219,14 @@ pub(super) async fn update_metadata_location(
     table: &TableRef,
     req: UpdateTableMetadataLocationRequest,
 ) -> Result<Response, ControlPlaneError> {
+    let role = ctx.role.as_ref().map(|(a, r)| (a.as_str(), r.as_str()));
     let table = catalog
-        .update_metadata_location(
+        .update_metadata_location_as(
             table,
             &req.version_token,
             &req.metadata_location,
             &ctx.account,
+            role,
         )
         .await?;
     json(&UpdateTableMetadataLocationResponse {

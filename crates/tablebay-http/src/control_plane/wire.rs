@@ -393,3 +393,71 @@ pub(crate) struct GetTableBucketMetricsResponse {
 pub(crate) struct TagsBody {
     pub tags: BTreeMap<String, String>,
 }
+
+/// `{"configuration": {"role", "rules": [{"destinations": [{"destinationTableBucketARN"}]}]}}` of
+/// PutTableBucketReplication and PutTableReplication (`TableBucketReplicationConfiguration` /
+/// `TableReplicationConfiguration`, the same shape).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct PutReplicationRequest {
+    pub configuration: ReplicationConfigurationWire,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub(crate) struct ReplicationConfigurationWire {
+    pub role: String,
+    pub rules: Vec<ReplicationRuleWire>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub(crate) struct ReplicationRuleWire {
+    pub destinations: Vec<ReplicationDestinationWire>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+pub(crate) struct ReplicationDestinationWire {
+    #[serde(rename = "destinationTableBucketARN")]
+    pub destination_table_bucket_arn: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PutReplicationResponse {
+    pub version_token: String,
+    pub status: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GetReplicationResponse {
+    pub version_token: String,
+    pub configuration: ReplicationConfigurationWire,
+}
+
+/// `LastSuccessfulReplicatedUpdate`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LastReplicatedUpdateWire {
+    pub metadata_location: String,
+    pub timestamp: String,
+}
+
+/// `ReplicationDestinationStatusModel`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ReplicationDestinationStatusWire {
+    pub replication_status: &'static str,
+    pub destination_table_bucket_arn: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destination_table_arn: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_successful_replicated_update: Option<LastReplicatedUpdateWire>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure_message: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GetReplicationStatusResponse {
+    pub source_table_arn: String,
+    pub destinations: Vec<ReplicationDestinationStatusWire>,
+}

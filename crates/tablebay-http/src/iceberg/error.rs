@@ -260,6 +260,7 @@ impl IcebergError {
                 "CommitStateUnknownException",
                 detail,
             ),
+            CommitError::Forbidden(message) => Self::forbidden(message),
             // The dispatcher answers with the winner's stored reply; reached only when that is gone.
             CommitError::KeyTaken(message) => {
                 Self::new(StatusCode::CONFLICT, "CommitFailedException", message)
