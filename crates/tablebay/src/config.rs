@@ -12,8 +12,9 @@ use serde::Deserialize;
 use tablebay_catalog::{AccountId, ArnFlavor};
 use tablebay_http::{MetricsAccess, Secret};
 use tablebay_maintenance::MaintenanceConfig;
-use tablebay_store::{BlobUrl, Durability};
+use tablebay_replication::{Credentials, RemoteServer, ServerUrls};
 use tablebay_store::encryption::{LocalKeys, MasterKey};
+use tablebay_store::{BlobUrl, Durability};
 
 use crate::listener::ListenerLimits;
 
@@ -116,6 +117,19 @@ pub struct ServeArgs {
     /// waits). Run-now does not wait.
     #[arg(long, env = "TABLEBAY_MAINTENANCE_COMPACTION_QUIET_SECONDS")]
     maintenance_compaction_quiet_seconds: Option<f64>,
+    /// Seconds the replication worker waits before looking for unreplicated commits when no commit woke it
+    /// (default 1).
+    #[arg(long, env = "TABLEBAY_REPLICATION_POLL_SECONDS")]
+    replication_poll_seconds: Option<f64>,
+    /// Seconds a source table stays leased to one instance's replication worker without renewal (default 60); a
+    /// dead instance's tables are taken over after this.
+    #[arg(long, env = "TABLEBAY_REPLICATION_LEASE_SECONDS")]
+    replication_lease_seconds: Option<f64>,
+    /// A TOML file naming the other Tablebay servers that replication destinations live on, by account, with
+    /// the credentials this server uses there to assume the replication role (`[[remote]]` entries; see
+    /// docs/replication.md). Keep it readable by the server only.
+    #[arg(long, env = "TABLEBAY_REPLICATION_REMOTES")]
+    replication_remotes: Option<PathBuf>,
     /// File with the master keys of encryption at rest (`<key-id> <version> <base64 key>` per line; see
     /// docs/encryption.md). Default `<data-dir>/encryption.key`, generated on first start.
     #[arg(long, env = "TABLEBAY_ENCRYPTION_KEY_FILE")]
@@ -176,6 +190,9 @@ struct FileConfig {
     maintenance_backoff_seconds: Option<f64>,
     maintenance_day_seconds: Option<f64>,
     maintenance_compaction_quiet_seconds: Option<f64>,
+    replication_poll_seconds: Option<f64>,
+    replication_lease_seconds: Option<f64>,
+    replication_remotes: Option<PathBuf>,
     encryption_key_file: Option<PathBuf>,
     encryption_key_env: Option<String>,
     header_read_timeout_seconds: Option<f64>,
@@ -226,6 +243,8 @@ pub struct Config {
     pub sts_min_duration_secs: i64,
     /// Maintenance workers, sweep, leases and the test-shortened day.
     pub maintenance: MaintenanceConfig,
+    /// Replication's poll period, lease and remote servers.
+    pub replication: ReplicationConfig,
     /// The master keys of encryption at rest (`Debug` shows key ids and versions only).
     pub keys: LocalKeys,
     /// Where a key file was generated on this start (then a notice is printed once).
@@ -395,6 +414,13 @@ impl Config {
             args.metrics_auth.or(file.metrics_auth),
             args.metrics_token.or(file.metrics_token),
         )?;
+        let replication = replication_config(
+            args.replication_poll_seconds
+                .or(file.replication_poll_seconds),
+            args.replication_lease_seconds
+                .or(file.replication_lease_seconds),
+            args.replication_remotes.or(file.replication_remotes),
+        )?;
         let s3_public_url = args.s3_public_url.or(file.s3_public_url);
         if let Some(url) = &s3_public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
@@ -403,6 +429,7 @@ impl Config {
         }
         Ok(Self {
             maintenance,
+            replication,
             s3_public_url: s3_public_url.map(|u| u.trim_end_matches('/').to_string()),
             tables_addr: addr(
                 args.tables_addr.or(file.tables_addr),
@@ -476,6 +503,106 @@ fn metrics_access(mode: Option<String>, token: Option<String>) -> anyhow::Result
         }
         (other, _) => bail!("invalid metrics auth '{other}' (expected none, token or sigv4)"),
     }
+}
+
+/// Replication's options, validated; the local listeners join them once bound.
+#[derive(Clone, Debug)]
+pub struct ReplicationConfig {
+    pub poll_interval: Duration,
+    pub lease: Duration,
+    pub remotes: Vec<RemoteServer>,
+}
+
+/// One `[[remote]]` entry of the replication remotes file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RemoteEntry {
+    /// The account whose destination buckets live on that server.
+    account_id: String,
+    /// Only destinations in this region (default: any).
+    region: Option<String>,
+    /// Its tables listener URL.
+    endpoint: String,
+    /// Its S3 listener URL.
+    s3_endpoint: String,
+    /// The region to sign for (default: `region`, else us-east-1).
+    signing_region: Option<String>,
+    access_key_id: String,
+    secret_access_key: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RemotesFile {
+    #[serde(default)]
+    remote: Vec<RemoteEntry>,
+}
+
+/// Validates the replication options and reads the remotes file.
+fn replication_config(
+    poll: Option<f64>,
+    lease: Option<f64>,
+    remotes: Option<PathBuf>,
+) -> anyhow::Result<ReplicationConfig> {
+    let seconds = |value: Option<f64>, default: f64, name: &str| -> anyhow::Result<Duration> {
+        let v = value.unwrap_or(default);
+        if v > 0.0 && v <= MAX_MAINTENANCE_PERIOD_SECONDS {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            bail!(
+                "invalid {name} {v} (more than 0, at most {MAX_MAINTENANCE_PERIOD_SECONDS} seconds)"
+            )
+        }
+    };
+    let remotes = match remotes {
+        None => Vec::new(),
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let file: RemotesFile =
+                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+            file.remote
+                .into_iter()
+                .map(|r| {
+                    AccountId::parse(&r.account_id).map_err(|e| {
+                        anyhow::anyhow!("{}: invalid account_id: {e}", path.display())
+                    })?;
+                    for url in [&r.endpoint, &r.s3_endpoint] {
+                        if !(url.starts_with("http://") || url.starts_with("https://")) {
+                            bail!(
+                                "{}: invalid URL '{url}' (expected http://… or https://…)",
+                                path.display()
+                            );
+                        }
+                    }
+                    let signing_region = r
+                        .signing_region
+                        .or_else(|| r.region.clone())
+                        .unwrap_or_else(|| DEFAULT_REGION.to_string());
+                    Ok(RemoteServer {
+                        account_id: r.account_id,
+                        region: r.region,
+                        urls: ServerUrls {
+                            tables: r.endpoint.trim_end_matches('/').to_string(),
+                            s3: r.s3_endpoint.trim_end_matches('/').to_string(),
+                            region: signing_region,
+                        },
+                        credentials: Credentials {
+                            access_key_id: r.access_key_id,
+                            secret_access_key: r.secret_access_key,
+                            session_token: None,
+                            expiration: None,
+                        },
+                    })
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?
+        }
+    };
+    Ok(ReplicationConfig {
+        poll_interval: seconds(poll, 1.0, "replication poll period")?,
+        lease: seconds(lease, 60.0, "replication lease")?,
+        remotes,
+    })
 }
 
 /// The maintenance options as given (flag/env first, then the file).

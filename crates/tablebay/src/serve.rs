@@ -10,6 +10,7 @@ use tablebay_http::AppState;
 use tablebay_iam::{Iam, IamConfig};
 use tablebay_maintenance::JobRunner;
 use tablebay_objects::Objects;
+use tablebay_replication::{ReplicationSettings, Replicator, ServerUrls};
 use tablebay_store::{BlobStore, BlobUrl, MetaStore};
 use tokio::net::TcpListener;
 
@@ -137,6 +138,7 @@ fn blob_location(url: &BlobUrl) -> String {
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let (meta, catalog) = open_catalog(&config).await?;
     let maintenance = JobRunner::new(catalog.clone(), meta.clone(), config.maintenance.clone());
+    let replication_meta = meta.clone();
     let iam = Iam::new(
         meta,
         catalog.clone(),
@@ -162,6 +164,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     iam.ensure_default_account()
         .await
         .context("creating the default account")?;
+    let replication_parts = (catalog.clone(), iam.clone());
     let state = AppState::new(catalog, iam).with_maintenance(maintenance.clone());
 
     let tables = TcpListener::bind(config.tables_addr)
@@ -201,6 +204,33 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
     let shutdown = shutdown_signal();
     maintenance.spawn(shutdown.0.clone());
+    // Destinations on this server are reached through its own listeners, like remote ones.
+    let tables_bound = tables.local_addr()?;
+    let loopback = |addr: std::net::SocketAddr| {
+        if addr.ip().is_unspecified() {
+            format!("http://127.0.0.1:{}", addr.port())
+        } else {
+            format!("http://{addr}")
+        }
+    };
+    let replicator = Replicator::new(
+        replication_parts.0,
+        replication_meta,
+        replication_parts.1,
+        ReplicationSettings {
+            enabled: true,
+            poll_interval: config.replication.poll_interval,
+            lease: config.replication.lease,
+            instance: config.maintenance.instance.clone(),
+            local: ServerUrls {
+                tables: loopback(tables_bound),
+                s3: loopback(s3_bound),
+                region: config.region.clone(),
+            },
+            remotes: config.replication.remotes.clone(),
+        },
+    );
+    replicator.spawn(shutdown.0.clone());
     tokio::spawn(delete_unlinked_blobs(
         state.objects.clone(),
         shutdown.clone(),
