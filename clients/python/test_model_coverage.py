@@ -9,7 +9,11 @@ the census."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -18,7 +22,9 @@ import botocore.session
 import pytest
 from botocore.exceptions import ClientError
 
+from tablebay_test import ACCESS_KEY_ID, ACCOUNT_ID, REGION, SECRET_ACCESS_KEY
 from tablebay_test.clients import make_client
+from tablebay_test.server import binary_path
 from tablebay_test.expect import bucket_arn, new_metadata_location, purge_bucket, unique
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "s3tables-operations.md"
@@ -37,14 +43,6 @@ UNSERVED = {
     "CompleteTableMigration": "table migration (issue 21)",
     "GetTableMigration": "table migration (issue 21)",
     "ListTableMigrations": "table migration (issue 21)",
-    "PutTableBucketReplication": "replication (issue 20)",
-    "GetTableBucketReplication": "replication (issue 20)",
-    "DeleteTableBucketReplication": "replication (issue 20)",
-    "PutTableReplication": "replication (issue 20)",
-    "GetTableReplication": "replication (issue 20)",
-    "DeleteTableReplication": "replication (issue 20)",
-    "GetTableReplicationStatus": "replication (issue 20)",
-    "DisassociateTableReplication": "replication (issue 20)",
 }
 
 
@@ -58,6 +56,10 @@ class Ctx:
         self.table = unique("tbl", "_")
         self.table_arn = self.token = self.warehouse = ""
 
+        self.replication_token = self.table_replication_token = self.replica_arn = ""
+        self.client = None
+        self.cleanup: list[str] = []
+
     def ids(self, **more) -> dict:
         return {"tableBucketARN": self.arn, "namespace": self.ns, "name": self.table, **more}
 
@@ -69,6 +71,55 @@ class Op:
     invalid: Callable[[Ctx], dict]
     error: tuple[str, int] = ("BadRequestException", 400)
     after: Callable[[Ctx, dict], None] = lambda ctx, resp: None
+    before: Callable[[Ctx], None] = lambda ctx: None
+
+
+def _replication(c: Ctx, destination: str, role: str = "arn:aws:iam::111122223333:role/census") -> dict:
+    return {"role": role, "rules": [{"destinations": [{"destinationTableBucketARN": destination}]}]}
+
+
+def _make_replica(ctx: Ctx) -> None:
+    """A replica in the census bucket to disassociate: a table of another bucket on this server, replicated
+    into the census namespace by the server's worker with a role that trusts the account."""
+    client = ctx.client
+    endpoint = client.meta.endpoint_url
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "TABLEBAY_"))}
+    env.update(AWS_ACCESS_KEY_ID=ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY=SECRET_ACCESS_KEY,
+               TABLEBAY_ENDPOINT=endpoint, TABLEBAY_REGION=REGION)
+
+    def admin(*args: str) -> dict:
+        proc = subprocess.run([str(binary_path()), "admin", *args], env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    role = admin("create-role", unique("census"), "--trust-policy", json.dumps({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"AWS": [ACCOUNT_ID]}, "Action": "sts:AssumeRole"}]}))
+    admin("put-role-policy", role["roleName"], "all", "--document", json.dumps({
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3tables:*", "Resource": "*"}]}))
+    source = client.create_table_bucket(name=unique("census-src"))["arn"]
+    ctx.cleanup.append(source)
+    client.create_namespace(tableBucketARN=source, namespace=[ctx.ns])
+    table = client.create_table(tableBucketARN=source, namespace=ctx.ns, name="replicated", format="ICEBERG",
+                                metadata={"iceberg": {"schema": {"fields": [{"name": "id", "type": "long"}]}}})
+    client.put_table_replication(tableArn=table["tableARN"], configuration=_replication(ctx, ctx.arn, role["roleArn"]))
+    deadline = time.monotonic() + 30
+    while True:
+        dest = client.get_table_replication_status(tableArn=table["tableARN"])["destinations"][0]
+        if dest["replicationStatus"] == "completed":
+            ctx.replica_arn = dest["destinationTableArn"]
+            # The source stops replicating: the replica stays, as S3 Tables leaves it.
+            token = client.get_table_replication(tableArn=table["tableARN"])["versionToken"]
+            client.delete_table_replication(tableArn=table["tableARN"], versionToken=token)
+            return
+        assert time.monotonic() < deadline, dest
+        time.sleep(0.2)
+
+
+def _drop_replica(ctx: Ctx, resp: dict) -> None:
+    got = ctx.client.get_table(tableArn=ctx.replica_arn)
+    ctx.client.delete_table(tableBucketARN=ctx.arn, namespace=ctx.ns, name=got["name"])
 
 
 BAD_ARN = "arn:aws:s3tables:us-east-1:111122223333:bucket"   # no bucket name
@@ -139,6 +190,26 @@ SERVED = [
        lambda c: {"tableArn": "arn:aws:s3tables:nowhere"}),
     Op("GetTableRecordExpirationJobStatus", lambda c: {"tableArn": c.table_arn},
        lambda c: {"tableArn": "arn:aws:s3tables:nowhere"}),
+    Op("PutTableBucketReplication",
+       lambda c: {"tableBucketARN": c.arn, "configuration": _replication(c, bucket_arn("census-destination"))},
+       lambda c: {"tableBucketARN": c.arn, "configuration": _replication(c, c.arn)},
+       after=lambda c, r: setattr(c, "replication_token", r["versionToken"])),
+    Op("GetTableBucketReplication", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),
+    Op("PutTableReplication",
+       lambda c: {"tableArn": c.table_arn, "configuration": _replication(c, bucket_arn("census-destination"))},
+       lambda c: {"tableArn": c.table_arn, "configuration": _replication(
+           c, bucket_arn("census-destination"), "arn:aws:iam::111122223333:user/not-a-role")},
+       after=lambda c, r: setattr(c, "table_replication_token", r["versionToken"])),
+    Op("GetTableReplication", lambda c: {"tableArn": c.table_arn},
+       lambda c: {"tableArn": "arn:aws:s3tables:nowhere"}),
+    Op("GetTableReplicationStatus", lambda c: {"tableArn": c.table_arn},
+       lambda c: {"tableArn": "arn:aws:s3tables:nowhere"}),
+    Op("DeleteTableReplication", lambda c: {"tableArn": c.table_arn, "versionToken": c.table_replication_token},
+       lambda c: {"tableArn": c.table_arn, "versionToken": "made-up-token"}, ("ConflictException", 409)),
+    Op("DeleteTableBucketReplication", lambda c: {"tableBucketARN": c.arn, "versionToken": c.replication_token},
+       lambda c: {"tableBucketARN": c.arn, "versionToken": "made-up-token"}, ("ConflictException", 409)),
+    Op("DisassociateTableReplication", lambda c: {"tableArn": c.replica_arn},
+       lambda c: {"tableArn": c.table_arn}, before=_make_replica, after=_drop_replica),
     Op("PutTableBucketStorageClass",
        lambda c: {"tableBucketARN": c.arn, "storageClassConfiguration": {"storageClass": "STANDARD"}},
        lambda c: {"tableBucketARN": c.arn, "storageClassConfiguration": {"storageClass": "GLACIER"}}),
@@ -183,9 +254,11 @@ def test_every_model_operation_is_listed():
 
 def test_every_served_operation_takes_valid_input_and_refuses_an_invalid_parameter(s3tables):
     ctx = Ctx()
+    ctx.client = s3tables
     wrong = []
     try:
         for op in SERVED:
+            op.before(ctx)
             call = getattr(s3tables, snake(op.name))
             # The invalid call comes first: it must change nothing the valid one relies on.
             try:
@@ -201,10 +274,11 @@ def test_every_served_operation_takes_valid_input_and_refuses_an_invalid_paramet
             op.after(ctx, resp)
         assert not wrong, "\n".join(wrong)
     finally:
-        try:
-            purge_bucket(s3tables, ctx.arn)
-        except Exception:  # noqa: BLE001 - the census deleted it already
-            pass
+        for arn in [ctx.arn, *ctx.cleanup]:
+            try:
+                purge_bucket(s3tables, arn)
+            except Exception:  # noqa: BLE001 - the census deleted it already
+                pass
 
 
 @pytest.mark.parametrize("name", sorted(UNSERVED))

@@ -370,10 +370,11 @@ impl Catalog {
     ) -> Result<(), ServiceError> {
         let table = self.table(table).await?;
         let not_replica = || ServiceError::invalid("The table is not a replica table");
+        // No metadata, or a pointer to a file that is not readable metadata: not a replica's.
         let current = match self.with_metadata(table.clone()).await {
             Ok(current) => current,
-            Err(ServiceError::NotFound(_)) => return Err(not_replica()),
-            Err(e) => return Err(e),
+            Err(e @ (ServiceError::Unavailable(_) | ServiceError::Store(_))) => return Err(e),
+            Err(_) => return Err(not_replica()),
         };
         let Some(source) = current
             .metadata
