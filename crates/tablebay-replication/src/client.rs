@@ -227,6 +227,30 @@ impl Client {
         }
     }
 
+    /// A control-plane `PUT` with a JSON body; answers the status and body.
+    async fn put_json(
+        &self,
+        url: String,
+        body: serde_json::Value,
+    ) -> Result<(StatusCode, Bytes), ReplicationError> {
+        let body = Bytes::from(body.to_string());
+        self.send(Method::PUT, url, "s3tables", Some("application/json"), body)
+            .await
+    }
+
+    /// A creation that may find its resource there already (409): either way it exists afterwards.
+    async fn ensure(
+        &self,
+        what: &str,
+        url: String,
+        body: serde_json::Value,
+    ) -> Result<(), ReplicationError> {
+        match self.put_json(url, body).await? {
+            (s, _) if s.is_success() || s == StatusCode::CONFLICT => Ok(()),
+            (s, answer) => Err(Self::failure(what, s, &answer)),
+        }
+    }
+
     /// CreateNamespace; an existing one is fine.
     pub async fn ensure_namespace(
         &self,
@@ -234,20 +258,12 @@ impl Client {
         namespace: &str,
     ) -> Result<(), ReplicationError> {
         let url = format!("{}/namespaces/{}", self.urls.tables, encode(bucket));
-        let body = serde_json::json!({ "namespace": [namespace] }).to_string();
-        let (status, answer) = self
-            .send(
-                Method::PUT,
-                url,
-                "s3tables",
-                Some("application/json"),
-                Bytes::from(body),
-            )
-            .await?;
-        match status {
-            s if s.is_success() || s == StatusCode::CONFLICT => Ok(()),
-            s => Err(Self::failure("CreateNamespace", s, &answer)),
-        }
+        self.ensure(
+            "CreateNamespace",
+            url,
+            serde_json::json!({ "namespace": [namespace] }),
+        )
+        .await
     }
 
     /// CreateTable (Iceberg, no metadata yet); an existing one is fine.
@@ -263,20 +279,12 @@ impl Client {
             encode(bucket),
             encode(namespace)
         );
-        let body = serde_json::json!({ "name": name, "format": "ICEBERG" }).to_string();
-        let (status, answer) = self
-            .send(
-                Method::PUT,
-                url,
-                "s3tables",
-                Some("application/json"),
-                Bytes::from(body),
-            )
-            .await?;
-        match status {
-            s if s.is_success() || s == StatusCode::CONFLICT => Ok(()),
-            s => Err(Self::failure("CreateTable", s, &answer)),
-        }
+        self.ensure(
+            "CreateTable",
+            url,
+            serde_json::json!({ "name": name, "format": "ICEBERG" }),
+        )
+        .await
     }
 
     /// UpdateTableMetadataLocation: the compare-and-swap that commits one replicated version. A stale token is
@@ -299,17 +307,8 @@ impl Client {
         let body = serde_json::json!({
             "versionToken": version_token,
             "metadataLocation": metadata_location,
-        })
-        .to_string();
-        let (status, answer) = self
-            .send(
-                Method::PUT,
-                url,
-                "s3tables",
-                Some("application/json"),
-                Bytes::from(body),
-            )
-            .await?;
+        });
+        let (status, answer) = self.put_json(url, body).await?;
         if !status.is_success() {
             return Err(Self::failure(
                 "UpdateTableMetadataLocation",
