@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::Utc;
+use futures::StreamExt;
 use iceberg::spec::TableMetadata;
 use serde_json::Value;
 use tablebay_auth::{Principal, PrincipalKind};
@@ -28,6 +29,9 @@ use tokio::sync::{Notify, watch};
 use uuid::Uuid;
 
 pub use client::{Credentials, ServerUrls};
+
+/// Source tables one worker replicates at the same time.
+const TABLES_AT_ONCE: usize = 4;
 
 /// Why a replication step failed.
 #[derive(Debug, thiserror::Error)]
@@ -155,40 +159,49 @@ impl Replicator {
             .replicated_table_ids()
             .await
             .map_err(|e| ReplicationError::Failed(e.to_string()))?;
-        let lease = chrono::Duration::from_std(self.settings.lease)
-            .unwrap_or(chrono::Duration::seconds(60));
-        for id in ids {
-            // Reads only: a table whose destinations all hold its current version needs no lease.
-            match self.up_to_date(id).await {
-                Ok(true) => continue,
-                Ok(false) => {}
-                Err(e) => {
-                    tracing::warn!(table = %id, error = %e, "could not read a table's replication status");
-                    continue;
-                }
-            }
-            let now = Utc::now();
-            let job = match self
-                .meta
-                .claim_job_for(id, REPLICATION_JOB_TYPE, owner, now, now + lease)
-                .await
-            {
-                Ok(job) => job,
-                // Another worker holds the table.
-                Err(tablebay_store::StoreError::Conflict(_)) => continue,
-                Err(e) => return Err(ReplicationError::Failed(e.to_string())),
-            };
-            let heartbeat = self.heartbeat(job.id, owner.to_string());
-            let result = self.replicate_table(id).await;
-            heartbeat.abort();
-            if let Err(e) = self.meta.finish_job(job.id, owner, None).await {
-                tracing::warn!(error = %e, "could not release a replication lease");
-            }
-            if let Err(e) = result {
-                tracing::warn!(table = %id, error = %e, "replication of a table failed");
+        // A few tables at a time: one slow destination does not hold up the others.
+        futures::stream::iter(ids)
+            .for_each_concurrent(TABLES_AT_ONCE, |id| self.lease_and_replicate(id, owner))
+            .await;
+        Ok(())
+    }
+
+    /// Replicates one table if it has work and no other worker holds it.
+    async fn lease_and_replicate(&self, id: Uuid, owner: &str) {
+        // Reads only: a table whose destinations all hold its current version needs no lease.
+        match self.up_to_date(id).await {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(table = %id, error = %e, "could not read a table's replication status");
+                return;
             }
         }
-        Ok(())
+        let lease = chrono::Duration::from_std(self.settings.lease)
+            .unwrap_or(chrono::Duration::seconds(60));
+        let now = Utc::now();
+        let job = match self
+            .meta
+            .claim_job_for(id, REPLICATION_JOB_TYPE, owner, now, now + lease)
+            .await
+        {
+            Ok(job) => job,
+            // Another worker holds the table.
+            Err(tablebay_store::StoreError::Conflict(_)) => return,
+            Err(e) => {
+                tracing::warn!(table = %id, error = %e, "could not lease a table for replication");
+                return;
+            }
+        };
+        let heartbeat = self.heartbeat(job.id, owner.to_string());
+        let result = self.replicate_table(id).await;
+        heartbeat.abort();
+        if let Err(e) = self.meta.finish_job(job.id, owner, None).await {
+            tracing::warn!(error = %e, "could not release a replication lease");
+        }
+        if let Err(e) = result {
+            tracing::warn!(table = %id, error = %e, "replication of a table failed");
+        }
     }
 
     fn heartbeat(&self, job: Uuid, owner: String) -> tokio::task::JoinHandle<()> {
