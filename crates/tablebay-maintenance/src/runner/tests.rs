@@ -213,7 +213,7 @@ async fn a_table_deleted_while_its_job_runs_is_not_reported_maintained() {
         catalog: env.catalog.clone(),
         deleted: Mutex::new(Vec::new()),
     });
-    // Installed before the runner, whose own commit trigger is then ignored.
+    // Installed before the runner (whose own commit trigger is installed beside it).
     assert!(env.catalog.observe_commits(observer.clone()));
     let runner = runner(&env);
 
