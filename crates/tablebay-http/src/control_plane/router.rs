@@ -12,7 +12,7 @@ use super::error::ControlPlaneError;
 use super::wire::{
     CreateNamespaceRequest, CreateTableBucketRequest, CreateTableRequest, EncryptionBody,
     PutMaintenanceRequest, PutRecordExpirationRequest, RenameTableRequest, ResourcePolicyBody,
-    StorageClassBody, TagsBody, UpdateTableMetadataLocationRequest,
+    StorageClassBody, TableBucketLoggingBody, TagsBody, UpdateTableMetadataLocationRequest,
 };
 use crate::form::FormPairs;
 use crate::pipeline::RequestBody;
@@ -97,6 +97,13 @@ pub(crate) enum Endpoint {
         bucket: String,
     },
     GetTableBucketMetricsConfiguration {
+        bucket: String,
+    },
+    PutTableBucketLogging {
+        bucket: String,
+        request: TableBucketLoggingBody,
+    },
+    GetTableBucketLogging {
         bucket: String,
     },
     DeleteTableBucketMetricsConfiguration {
@@ -222,6 +229,8 @@ impl Endpoint {
             | E::PutTableBucketMetricsConfiguration { bucket }
             | E::GetTableBucketMetricsConfiguration { bucket }
             | E::DeleteTableBucketMetricsConfiguration { bucket }
+            | E::PutTableBucketLogging { bucket, .. }
+            | E::GetTableBucketLogging { bucket }
             | E::CreateNamespace { bucket, .. }
             | E::ListNamespaces { bucket, .. }
             | E::GetNamespace { bucket, .. }
@@ -275,6 +284,8 @@ impl Endpoint {
             }
             Self::PutTableBucketStorageClass { .. } => "PutTableBucketStorageClass",
             Self::GetTableBucketStorageClass { .. } => "GetTableBucketStorageClass",
+            Self::PutTableBucketLogging { .. } => "PutTableBucketLogging",
+            Self::GetTableBucketLogging { .. } => "GetTableBucketLogging",
             Self::PutTableBucketMetricsConfiguration { .. } => "PutTableBucketMetricsConfiguration",
             Self::GetTableBucketMetricsConfiguration { .. } => "GetTableBucketMetricsConfiguration",
             Self::DeleteTableBucketMetricsConfiguration { .. } => {
@@ -456,6 +467,13 @@ pub(crate) fn route(
             bucket: b.to_string(),
         },
         (Method::DELETE, ["buckets", b, "metrics"]) => E::DeleteTableBucketMetricsConfiguration {
+            bucket: b.to_string(),
+        },
+        (Method::PUT, ["buckets", b, "logging"]) => E::PutTableBucketLogging {
+            bucket: b.to_string(),
+            request: json(body)?,
+        },
+        (Method::GET, ["buckets", b, "logging"]) => E::GetTableBucketLogging {
             bucket: b.to_string(),
         },
         (Method::PUT, ["namespaces", b]) => E::CreateNamespace {
@@ -879,7 +897,8 @@ mod tests {
             // next segment (which would make this delete a bucket named `policy`).
             (
                 Method::DELETE,
-                "/buckets/arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket/policy".to_string(),
+                "/buckets/arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket/policy"
+                    .to_string(),
                 None,
                 Endpoint::DeleteTableBucketPolicy {
                     bucket: "arn:aws:s3tables:us-east-1:111122223333:bucket".into(),
