@@ -95,6 +95,9 @@ pub struct AccessLog {
     full: tokio::sync::Notify,
 }
 
+/// A log table: its bucket (`account/bucket`), namespace and name.
+type TableKey = (String, String, String);
+
 fn target_key(account: &AccountId, bucket: &BucketName) -> String {
     format!("{account}/{bucket}")
 }
@@ -164,10 +167,8 @@ impl AccessLog {
             return 0;
         }
         let targets = self.targets.read().map(|t| t.clone()).unwrap_or_default();
-        let mut by_table: HashMap<
-            (String, String, String),
-            (Arc<LoggingTarget>, Vec<AccessRecord>),
-        > = HashMap::new();
+        let mut by_table: HashMap<TableKey, (Arc<LoggingTarget>, Vec<AccessRecord>)> =
+            HashMap::new();
         for record in records {
             let Some(target) = targets.get(&target_key(&record.account, &record.bucket)) else {
                 self.dropped.fetch_add(1, Ordering::Relaxed);

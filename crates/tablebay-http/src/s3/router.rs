@@ -25,6 +25,9 @@ use tablebay_catalog::BucketArn;
 /// keys of 1 KiB about 1.1 MB).
 const MAX_XML_BODY_BYTES: usize = 4 * 1024 * 1024;
 
+/// The table bucket a request is about, and the object key.
+type Subject = (BucketArn, Option<String>);
+
 /// Per-request facts the wrapper uses, filled in by the access check: the operation and the principal (for the
 /// log line), and the authorization granted (for a second run, `range.rs`). Cloned into the request's
 /// extensions; the clones share one slot.
@@ -35,7 +38,7 @@ pub(crate) struct RequestContext {
     seen: Arc<Mutex<(&'static str, String)>>,
     authorized: Arc<Mutex<Option<PreAuthorized>>>,
     /// The table bucket and object key of a request on a logged bucket (server access logging).
-    subject: Arc<Mutex<Option<(BucketArn, Option<String>)>>>,
+    subject: Arc<Mutex<Option<Subject>>>,
 }
 
 impl RequestContext {
@@ -55,7 +58,7 @@ impl RequestContext {
         }
     }
 
-    fn take_subject(&self) -> Option<(BucketArn, Option<String>)> {
+    fn take_subject(&self) -> Option<Subject> {
         self.subject.lock().ok().and_then(|mut s| s.take())
     }
 
