@@ -187,6 +187,7 @@ pub fn control_plane_route(
         | E::PutTableBucketMaintenanceConfiguration { bucket, .. }
         | E::PutTableBucketStorageClass { bucket, .. }
         | E::PutTableBucketReplication { bucket, .. }
+        | E::PutTableBucketLogging { bucket, .. }
         | E::CreateNamespace { bucket, .. } => {
             names.reads_body = true;
             names.buckets.push(bucket.clone());
@@ -204,6 +205,7 @@ pub fn control_plane_route(
         | E::DeleteTableBucketMetricsConfiguration { bucket }
         | E::GetTableBucketReplication { bucket }
         | E::DeleteTableBucketReplication { bucket, .. }
+        | E::GetTableBucketLogging { bucket }
         | E::ListNamespaces { bucket, .. }
         | E::GetNamespace { bucket, .. }
         | E::DeleteNamespace { bucket, .. }

@@ -104,6 +104,10 @@ actions! {
     GetTableBucketEncryption = false,
     /// `oss:DeleteTableBucketEncryption`.
     DeleteTableBucketEncryption = false,
+    /// `s3tables:PutTableBucketLogging` (AWS's name; not in the OSS guide's list): owner-only, like encryption.
+    PutTableBucketLogging = false,
+    /// `s3tables:GetTableBucketLogging` (AWS's name; not in the OSS guide's list).
+    GetTableBucketLogging = false,
     // Table level.
     /// `oss:GetTableMaintenanceConfiguration`.
     GetTableMaintenanceConfiguration = true,
@@ -266,6 +270,8 @@ mod tests {
         ("DeleteTableReplication", false),
         ("GetTableReplicationStatus", true),
         ("DisassociateTableReplication", true),
+        ("PutTableBucketLogging", false),
+        ("GetTableBucketLogging", false),
     ];
 
     #[test]

@@ -12,7 +12,8 @@ use super::error::ControlPlaneError;
 use super::wire::{
     CreateNamespaceRequest, CreateTableBucketRequest, CreateTableRequest, EncryptionBody,
     PutMaintenanceRequest, PutRecordExpirationRequest, PutReplicationRequest, RenameTableRequest,
-    ResourcePolicyBody, StorageClassBody, TagsBody, UpdateTableMetadataLocationRequest,
+    ResourcePolicyBody, StorageClassBody, TableBucketLoggingBody, TagsBody,
+    UpdateTableMetadataLocationRequest,
 };
 use crate::form::FormPairs;
 use crate::pipeline::RequestBody;
@@ -97,6 +98,13 @@ pub(crate) enum Endpoint {
         bucket: String,
     },
     GetTableBucketMetricsConfiguration {
+        bucket: String,
+    },
+    PutTableBucketLogging {
+        bucket: String,
+        request: TableBucketLoggingBody,
+    },
+    GetTableBucketLogging {
         bucket: String,
     },
     DeleteTableBucketMetricsConfiguration {
@@ -252,6 +260,8 @@ impl Endpoint {
             | E::PutTableBucketMetricsConfiguration { bucket }
             | E::GetTableBucketMetricsConfiguration { bucket }
             | E::DeleteTableBucketMetricsConfiguration { bucket }
+            | E::PutTableBucketLogging { bucket, .. }
+            | E::GetTableBucketLogging { bucket }
             | E::CreateNamespace { bucket, .. }
             | E::ListNamespaces { bucket, .. }
             | E::GetNamespace { bucket, .. }
@@ -313,6 +323,8 @@ impl Endpoint {
             }
             Self::PutTableBucketStorageClass { .. } => "PutTableBucketStorageClass",
             Self::GetTableBucketStorageClass { .. } => "GetTableBucketStorageClass",
+            Self::PutTableBucketLogging { .. } => "PutTableBucketLogging",
+            Self::GetTableBucketLogging { .. } => "GetTableBucketLogging",
             Self::PutTableBucketMetricsConfiguration { .. } => "PutTableBucketMetricsConfiguration",
             Self::GetTableBucketMetricsConfiguration { .. } => "GetTableBucketMetricsConfiguration",
             Self::DeleteTableBucketMetricsConfiguration { .. } => {
@@ -502,6 +514,13 @@ pub(crate) fn route(
             bucket: b.to_string(),
         },
         (Method::DELETE, ["buckets", b, "metrics"]) => E::DeleteTableBucketMetricsConfiguration {
+            bucket: b.to_string(),
+        },
+        (Method::PUT, ["buckets", b, "logging"]) => E::PutTableBucketLogging {
+            bucket: b.to_string(),
+            request: json(body)?,
+        },
+        (Method::GET, ["buckets", b, "logging"]) => E::GetTableBucketLogging {
             bucket: b.to_string(),
         },
         (Method::PUT, ["namespaces", b]) => E::CreateNamespace {

@@ -29,6 +29,8 @@ pub enum AttributeKey {
     Replication,
     /// The replication status of a source table, per destination.
     ReplicationStatus,
+    /// The server access logging configuration (bucket only).
+    Logging,
 }
 
 impl AttributeKey {
@@ -44,6 +46,7 @@ impl AttributeKey {
             Self::MaintenanceStatus => "maintenance-status",
             Self::Replication => "replication",
             Self::ReplicationStatus => "replication-status",
+            Self::Logging => "logging",
         }
     }
 }
