@@ -107,6 +107,21 @@ impl Client {
         content_type: Option<&str>,
         body: Bytes,
     ) -> Result<(StatusCode, Bytes), ReplicationError> {
+        let (status, _, body) = self
+            .exchange(method, url, service, content_type, body)
+            .await?;
+        Ok((status, body))
+    }
+
+    /// [`Self::send`], with the answer's headers.
+    async fn exchange(
+        &self,
+        method: Method,
+        url: String,
+        service: &str,
+        content_type: Option<&str>,
+        body: Bytes,
+    ) -> Result<(StatusCode, http::HeaderMap, Bytes), ReplicationError> {
         let mut builder = http::Request::builder().method(method.clone()).uri(&url);
         if let Some(content_type) = content_type {
             builder = builder.header(http::header::CONTENT_TYPE, content_type);
@@ -145,11 +160,12 @@ impl Client {
             .await
             .map_err(|e| ReplicationError::Failed(format!("calling {url}: {e}")))?;
         let status = response.status();
+        let headers = response.headers().clone();
         let body = response
             .bytes()
             .await
             .map_err(|e| ReplicationError::Failed(format!("reading the answer of {url}: {e}")))?;
-        Ok((status, body))
+        Ok((status, headers, body))
     }
 
     /// A failed answer as an error naming the call.
@@ -364,6 +380,114 @@ impl Client {
             Ok(())
         } else {
             Err(Self::failure(&format!("PutObject {key}"), status, &answer))
+        }
+    }
+}
+
+impl Client {
+    /// CreateMultipartUpload; the upload id.
+    pub async fn create_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> Result<String, ReplicationError> {
+        let url = format!("{}?uploads", self.object_url(bucket, key));
+        let (status, answer) = self
+            .send(Method::POST, url, "s3", None, Bytes::new())
+            .await?;
+        let text = String::from_utf8_lossy(&answer);
+        match xml_field(&text, "UploadId") {
+            Some(id) if status.is_success() => Ok(id.to_string()),
+            _ => Err(Self::failure(
+                &format!("CreateMultipartUpload {key}"),
+                status,
+                &answer,
+            )),
+        }
+    }
+
+    /// UploadPart; the part's ETag.
+    pub async fn upload_part(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        number: usize,
+        body: Bytes,
+    ) -> Result<String, ReplicationError> {
+        let url = format!(
+            "{}?partNumber={number}&uploadId={}",
+            self.object_url(bucket, key),
+            encode(upload_id)
+        );
+        let (status, headers, answer) = self.exchange(Method::PUT, url, "s3", None, body).await?;
+        match headers
+            .get(http::header::ETAG)
+            .and_then(|v| v.to_str().ok())
+        {
+            Some(etag) if status.is_success() => Ok(etag.to_string()),
+            _ => Err(Self::failure(
+                &format!("UploadPart {number} of {key}"),
+                status,
+                &answer,
+            )),
+        }
+    }
+
+    /// CompleteMultipartUpload of the parts whose ETags are `etags`, in order.
+    pub async fn complete_multipart_upload(
+        &self,
+        bucket: &str,
+        key: &str,
+        upload_id: &str,
+        etags: &[String],
+    ) -> Result<(), ReplicationError> {
+        let url = format!(
+            "{}?uploadId={}",
+            self.object_url(bucket, key),
+            encode(upload_id)
+        );
+        let mut xml = String::from("<CompleteMultipartUpload>");
+        for (i, etag) in etags.iter().enumerate() {
+            xml += &format!(
+                "<Part><PartNumber>{}</PartNumber><ETag>{etag}</ETag></Part>",
+                i + 1
+            );
+        }
+        xml += "</CompleteMultipartUpload>";
+        let (status, answer) = self
+            .send(
+                Method::POST,
+                url,
+                "s3",
+                Some("application/xml"),
+                Bytes::from(xml),
+            )
+            .await?;
+        // S3 may answer 200 with an error document when the completion failed late.
+        if status.is_success() && !String::from_utf8_lossy(&answer).contains("<Error>") {
+            Ok(())
+        } else {
+            Err(Self::failure(
+                &format!("CompleteMultipartUpload {key}"),
+                status,
+                &answer,
+            ))
+        }
+    }
+
+    /// AbortMultipartUpload, best effort: an upload left behind expires with the server's multipart expiry.
+    pub async fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) {
+        let url = format!(
+            "{}?uploadId={}",
+            self.object_url(bucket, key),
+            encode(upload_id)
+        );
+        if let Err(e) = self
+            .send(Method::DELETE, url, "s3", None, Bytes::new())
+            .await
+        {
+            tracing::debug!(%key, error = %e, "could not abort a replication upload");
         }
     }
 }

@@ -369,8 +369,7 @@ async fn copy_manifest(
         if entry_status == Some(DELETED) || copied.contains(&path) {
             continue;
         }
-        let bytes = source.read(&path).await?;
-        put(client, replica, relocation, &path, bytes).await?;
+        copy_data_file(source, &path, replica, relocation, client).await?;
         copied.insert(path);
     }
     put(
@@ -382,6 +381,66 @@ async fn copy_manifest(
     )
     .await?;
     copied.insert(manifest.to_string());
+    Ok(())
+}
+
+/// Data and delete files up to this size are copied in one PutObject; larger ones (compaction writes files of
+/// up to 512 MB) as a multipart upload of parts of this size, so a copy holds one part in memory at a time.
+const COPY_PART_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Copies a data or delete file, unchanged, to the same key in the replica's storage.
+async fn copy_data_file(
+    source: &Source<'_>,
+    path: &str,
+    replica: &Replica,
+    relocation: &Relocation,
+    client: &Client,
+) -> Result<(), ReplicationError> {
+    let size = source
+        .files
+        .size(path)
+        .await
+        .map_err(|e| ReplicationError::Failed(format!("reading {path}: {e}")))?
+        .ok_or_else(|| {
+            ReplicationError::Failed(format!("the source file {path} no longer exists"))
+        })?;
+    if size <= COPY_PART_BYTES {
+        return put(client, replica, relocation, path, source.read(path).await?).await;
+    }
+    let key = relocation.source_key(path).ok_or_else(|| {
+        ReplicationError::Failed(format!("{path} is outside the source table's storage"))
+    })?;
+    let upload = client.create_multipart_upload(&replica.bucket, key).await?;
+    let mut etags = Vec::new();
+    for start in (0..size).step_by(COPY_PART_BYTES as usize) {
+        let end = (start + COPY_PART_BYTES).min(size);
+        let part = match source.files.read_range(path, start..end).await {
+            Ok(bytes) => {
+                client
+                    .upload_part(&replica.bucket, key, &upload, etags.len() + 1, bytes)
+                    .await
+            }
+            Err(e) => Err(ReplicationError::Failed(format!("reading {path}: {e}"))),
+        };
+        match part {
+            Ok(etag) => etags.push(etag),
+            Err(e) => {
+                client
+                    .abort_multipart_upload(&replica.bucket, key, &upload)
+                    .await;
+                return Err(e);
+            }
+        }
+    }
+    if let Err(e) = client
+        .complete_multipart_upload(&replica.bucket, key, &upload, &etags)
+        .await
+    {
+        client
+            .abort_multipart_upload(&replica.bucket, key, &upload)
+            .await;
+        return Err(e);
+    }
     Ok(())
 }
 
