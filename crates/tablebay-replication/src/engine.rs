@@ -365,6 +365,15 @@ async fn copy_manifest(
 ) -> Result<(), ReplicationError> {
     let bytes = source.read(manifest).await?;
     let file = AvroFile::read(&bytes, manifest)?;
+    // A position delete file names data files by their source paths; copied unchanged, it would delete nothing
+    // on the replica, which would then read rows its source does not. Refused (the status says why) until the
+    // delete files themselves are rewritten.
+    if file.has_position_deletes(DELETED) {
+        return Err(ReplicationError::Failed(format!(
+            "{manifest} lists position delete files (merge-on-read deletes); replicating them is not supported \
+             yet: use copy-on-write deletes (write.delete.mode=copy-on-write) on replicated tables"
+        )));
+    }
     for (path, entry_status) in file.strings(Some("data_file"), "file_path") {
         if entry_status == Some(DELETED) || copied.contains(&path) {
             continue;

@@ -116,6 +116,22 @@ impl AvroFile {
             .collect()
     }
 
+    /// Whether a live entry of this manifest is a position delete file (content 1, deletion vectors included).
+    pub fn has_position_deletes(&self, deleted_status: i32) -> bool {
+        self.records.iter().any(|record| {
+            let Value::Record(fields) = record else {
+                return false;
+            };
+            let live =
+                !matches!(field(fields, "status"), Some(Value::Int(s)) if *s == deleted_status);
+            let content = match field(fields, "data_file") {
+                Some(Value::Record(file)) => field(file, "content").map(unwrap_union),
+                _ => None,
+            };
+            live && matches!(content, Some(Value::Int(1)))
+        })
+    }
+
     /// The file with every location relocated, written again (deflate, the codec Iceberg writers use).
     pub fn relocated(mut self, relocation: &Relocation) -> Result<Bytes, ReplicationError> {
         let failed = |e: apache_avro::Error| {
@@ -232,5 +248,26 @@ mod tests {
             moved.strings(Some("data_file"), "file_path")[0].0,
             "s3://bbb--table-s3/data/1.parquet"
         );
+    }
+
+    #[test]
+    fn finds_live_position_delete_files() {
+        let entry = |status: i32, content: i32| {
+            Value::Record(vec![
+                ("status".into(), Value::Int(status)),
+                (
+                    "data_file".into(),
+                    Value::Record(vec![("content".into(), Value::Int(content))]),
+                ),
+            ])
+        };
+        let file = |records: Vec<Value>| AvroFile {
+            schema: apache_avro::Schema::Null,
+            metadata: Vec::new(),
+            records,
+        };
+        // Data (0) and equality deletes (2) name no data file; a deleted entry (status 2) is gone.
+        assert!(!file(vec![entry(1, 0), entry(0, 2), entry(2, 1)]).has_position_deletes(2));
+        assert!(file(vec![entry(1, 0), entry(1, 1)]).has_position_deletes(2));
     }
 }
