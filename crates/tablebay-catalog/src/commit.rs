@@ -581,6 +581,8 @@ impl Catalog {
         } else {
             table.clone()
         };
+        // A table a migration still owns is written by that migration only (`migration_target.rs`).
+        self.check_writable(table.id).await?;
         let current = self.with_metadata(table).await?;
         for requirement in &change.requirements {
             check_requirement(

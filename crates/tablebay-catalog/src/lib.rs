@@ -18,6 +18,7 @@ mod idempotency;
 mod maintenance;
 mod metadata;
 mod metadata_cache;
+mod migration_target;
 mod names;
 mod namespace;
 mod namespace_properties;
@@ -45,6 +46,7 @@ pub use maintenance::{
 };
 pub use metadata::{TableDefinition, metadata_json};
 pub use metadata_cache::{LoadedMetadata, SnapshotRefInfo};
+pub use migration_target::MigrationLock;
 pub use names::{BucketName, NamespaceName, TableName};
 pub use namespace::Namespace;
 pub use namespace_properties::PropertiesUpdate;

@@ -22,8 +22,7 @@ use futures::TryStreamExt;
 use iceberg::spec::TableMetadata;
 use tablebay_objects::{
     ByteStream, ObjectAttributes, ObjectBody, ObjectError, ObjectKey, PutOptions, RowSync,
-    StoredObject,
-    TABLE_BUCKET_SUFFIX, TableLocation, warehouse_location,
+    StoredObject, TABLE_BUCKET_SUFFIX, TableLocation, warehouse_location,
 };
 use uuid::Uuid;
 

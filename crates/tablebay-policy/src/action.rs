@@ -135,6 +135,18 @@ actions! {
     RenameTable = true,
     /// `oss:UpdateTableMetadataLocation`.
     UpdateTableMetadataLocation = true,
+    /// `s3tables:StartTableMigration` (AWS's model; not in the OSS guide).
+    StartTableMigration = false,
+    /// `s3tables:SyncTableMigration`.
+    SyncTableMigration = false,
+    /// `s3tables:UpdateTableMigration`.
+    UpdateTableMigration = false,
+    /// `s3tables:CompleteTableMigration`.
+    CompleteTableMigration = false,
+    /// `s3tables:GetTableMigration`.
+    GetTableMigration = false,
+    /// `s3tables:ListTableMigrations`.
+    ListTableMigrations = false,
     /// `oss:GetTableData`: reading table files (data plane, Iceberg `loadTable`).
     GetTableData = true,
     /// `oss:PutTableData`: writing table files (data plane, Iceberg `createTable`/`updateTable`).
@@ -239,6 +251,12 @@ mod tests {
         ("GetTableRecordExpirationConfiguration", true),
         ("PutTableRecordExpirationConfiguration", true),
         ("GetTableRecordExpirationJobStatus", true),
+        ("StartTableMigration", false),
+        ("SyncTableMigration", false),
+        ("UpdateTableMigration", false),
+        ("CompleteTableMigration", false),
+        ("GetTableMigration", false),
+        ("ListTableMigrations", false),
     ];
 
     #[test]

@@ -138,7 +138,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let (meta, catalog) = open_catalog(&config).await?;
     let maintenance = JobRunner::new(catalog.clone(), meta.clone(), config.maintenance.clone());
     let iam = Iam::new(
-        meta,
+        meta.clone(),
         catalog.clone(),
         IamConfig {
             region: config.region.clone(),
@@ -162,7 +162,14 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     iam.ensure_default_account()
         .await
         .context("creating the default account")?;
-    let state = AppState::new(catalog, iam).with_maintenance(maintenance.clone());
+    let migrations = tablebay_migration::Migrations::new(
+        catalog.clone(),
+        meta.clone(),
+        config.migration_local_root.clone(),
+    );
+    let state = AppState::new(catalog, iam)
+        .with_maintenance(maintenance.clone())
+        .with_migrations(migrations);
 
     let tables = TcpListener::bind(config.tables_addr)
         .await

@@ -7,6 +7,8 @@ mod dispatch;
 mod encryption;
 mod error;
 mod maintenance;
+mod migration_wire;
+mod migrations;
 mod namespaces;
 mod policies;
 mod record_expiration;

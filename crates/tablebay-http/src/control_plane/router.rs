@@ -9,6 +9,9 @@ use percent_encoding::percent_decode_str;
 use serde::de::DeserializeOwned;
 
 use super::error::ControlPlaneError;
+use super::migration_wire::{
+    StartTableMigrationRequest, SyncTableMigrationRequest, UpdateTableMigrationRequest,
+};
 use super::wire::{
     CreateNamespaceRequest, CreateTableBucketRequest, CreateTableRequest, EncryptionBody,
     PutMaintenanceRequest, PutRecordExpirationRequest, RenameTableRequest, ResourcePolicyBody,
@@ -32,6 +35,19 @@ pub(crate) struct ListQuery {
     pub continuation_token: Option<String>,
     /// `maxBuckets` / `maxNamespaces` / `maxTables`, unparsed.
     pub max: Option<String>,
+}
+
+/// ListTableMigrations' query, unparsed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct MigrationListQuery {
+    pub bucket: Option<String>,
+    pub table_arn: Option<String>,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub state: Option<String>,
+    pub has_valid_plan: Option<String>,
+    pub max_results: Option<String>,
+    pub next_token: Option<String>,
 }
 
 /// How GetTable names its table: `/get-table?tableArn=` or `?tableBucketARN=&namespace=&name=`, or the legacy path.
@@ -183,6 +199,28 @@ pub(crate) enum Endpoint {
     GetTableRecordExpirationJobStatus {
         table_arn: String,
     },
+    StartTableMigration {
+        request: StartTableMigrationRequest,
+    },
+    SyncTableMigration {
+        table_arn: String,
+        request: SyncTableMigrationRequest,
+    },
+    UpdateTableMigration {
+        table_arn: Option<String>,
+        migration_id: Option<String>,
+        request: UpdateTableMigrationRequest,
+    },
+    CompleteTableMigration {
+        table_arn: String,
+    },
+    GetTableMigration {
+        table_arn: Option<String>,
+        migration_id: Option<String>,
+    },
+    ListTableMigrations {
+        query: MigrationListQuery,
+    },
     TagResource {
         arn: String,
         request: TagsBody,
@@ -233,9 +271,33 @@ impl Endpoint {
             }
             | E::PutTableRecordExpirationConfiguration { table_arn: arn, .. }
             | E::GetTableRecordExpirationConfiguration { table_arn: arn }
-            | E::GetTableRecordExpirationJobStatus { table_arn: arn } => {
-                arn.split_once("/table/").map(|(bucket, _)| bucket)
+            | E::GetTableRecordExpirationJobStatus { table_arn: arn }
+            | E::SyncTableMigration { table_arn: arn, .. }
+            | E::CompleteTableMigration { table_arn: arn }
+            | E::UpdateTableMigration {
+                table_arn: Some(arn),
+                ..
             }
+            | E::GetTableMigration {
+                table_arn: Some(arn),
+                ..
+            } => arn.split_once("/table/").map(|(bucket, _)| bucket),
+            E::StartTableMigration { request } => request
+                .destination_table
+                .as_ref()
+                .map(|d| d.table_bucket_arn.as_str()),
+            E::ListTableMigrations { query } => match (&query.bucket, &query.table_arn) {
+                (Some(bucket), _) => Some(bucket.as_str()),
+                (None, Some(arn)) => arn.split_once("/table/").map(|(bucket, _)| bucket),
+                (None, None) => None,
+            },
+            // Named by migration id alone: the service checks the migration is the caller's account's.
+            E::UpdateTableMigration {
+                table_arn: None, ..
+            }
+            | E::GetTableMigration {
+                table_arn: None, ..
+            } => None,
             E::GetTable {
                 table: GetTableSelector::Path(table),
             }
@@ -306,6 +368,12 @@ impl Endpoint {
                 "GetTableRecordExpirationConfiguration"
             }
             Self::GetTableRecordExpirationJobStatus { .. } => "GetTableRecordExpirationJobStatus",
+            Self::StartTableMigration { .. } => "StartTableMigration",
+            Self::SyncTableMigration { .. } => "SyncTableMigration",
+            Self::UpdateTableMigration { .. } => "UpdateTableMigration",
+            Self::CompleteTableMigration { .. } => "CompleteTableMigration",
+            Self::GetTableMigration { .. } => "GetTableMigration",
+            Self::ListTableMigrations { .. } => "ListTableMigrations",
             Self::TagResource { .. } => "TagResource",
             Self::UntagResource { .. } => "UntagResource",
             Self::ListTagsForResource { .. } => "ListTagsForResource",
@@ -573,6 +641,57 @@ pub(crate) fn route(
             E::GetTableRecordExpirationJobStatus {
                 table_arn: required(&q, "tableArn")?,
             }
+        }
+        (Method::POST, ["start-table-migration"]) => E::StartTableMigration {
+            request: json(body)?,
+        },
+        (Method::POST, ["sync-table-migration"]) => {
+            let request: SyncTableMigrationRequest = json(body)?;
+            E::SyncTableMigration {
+                table_arn: request.table_arn.clone().ok_or_else(|| {
+                    ControlPlaneError::BadRequest("Missing required parameter tableARN".into())
+                })?,
+                request,
+            }
+        }
+        (Method::POST, ["update-table-migration"]) => E::UpdateTableMigration {
+            table_arn: first(&q, "tableARN"),
+            migration_id: first(&q, "migrationId"),
+            request: json(body)?,
+        },
+        (Method::POST, ["complete-table-migration"]) => E::CompleteTableMigration {
+            table_arn: required(&q, "tableARN")?,
+        },
+        (Method::GET, ["get-table-migration"]) => E::GetTableMigration {
+            table_arn: first(&q, "tableARN"),
+            migration_id: first(&q, "migrationId"),
+        },
+        (Method::GET, ["list-table-migrations"]) => E::ListTableMigrations {
+            query: MigrationListQuery {
+                bucket: first(&q, "tableBucketARN"),
+                table_arn: first(&q, "tableARN"),
+                namespace: first(&q, "namespace"),
+                name: first(&q, "name"),
+                state: first(&q, "state"),
+                has_valid_plan: first(&q, "hasValidPlan"),
+                max_results: first(&q, "maxResults"),
+                next_token: first(&q, "nextToken"),
+            },
+        },
+        (
+            m,
+            [
+                "start-table-migration"
+                | "sync-table-migration"
+                | "update-table-migration"
+                | "complete-table-migration"
+                | "get-table-migration"
+                | "list-table-migrations",
+            ],
+        ) => {
+            return Err(ControlPlaneError::MethodNotAllowed(format!(
+                "The method {m} is not allowed on {path}"
+            )));
         }
         (m, ["table-record-expiration" | "table-record-expiration-job-status"]) => {
             return Err(ControlPlaneError::MethodNotAllowed(format!(
@@ -879,7 +998,8 @@ mod tests {
             // next segment (which would make this delete a bucket named `policy`).
             (
                 Method::DELETE,
-                "/buckets/arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket/policy".to_string(),
+                "/buckets/arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket/policy"
+                    .to_string(),
                 None,
                 Endpoint::DeleteTableBucketPolicy {
                     bucket: "arn:aws:s3tables:us-east-1:111122223333:bucket".into(),

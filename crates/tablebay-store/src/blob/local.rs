@@ -286,7 +286,11 @@ pub(super) async fn blocking<T: Send + 'static>(
 }
 
 /// Reads up to [`CHUNK_BYTES`] of `file` from `offset`, short of `end`.
-pub(super) fn read_chunk(file: &mut std::fs::File, offset: u64, end: u64) -> std::io::Result<Vec<u8>> {
+pub(super) fn read_chunk(
+    file: &mut std::fs::File,
+    offset: u64,
+    end: u64,
+) -> std::io::Result<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     let want = usize::try_from((end - offset).min(CHUNK_BYTES as u64)).unwrap_or(CHUNK_BYTES);
     file.seek(SeekFrom::Start(offset))?;
@@ -338,18 +342,48 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let files = LocalFiles::new(root.path(), Durability::Full);
         let path = root.path().join("tables/t1/objects/a");
-        files.write_new_file(&path, &[Bytes::from_static(b"x")]).unwrap();
+        files
+            .write_new_file(&path, &[Bytes::from_static(b"x")])
+            .unwrap();
         let objects = root.path().join("tables/t1/objects");
-        for dir in [&objects, &root.path().join("tables/t1"), &root.path().join("tables")] {
-            assert!(files.dirs.entry(dir).entry_durable.load(Ordering::Acquire), "{dir:?}");
+        for dir in [
+            &objects,
+            &root.path().join("tables/t1"),
+            &root.path().join("tables"),
+        ] {
+            assert!(
+                files.dirs.entry(dir).entry_durable.load(Ordering::Acquire),
+                "{dir:?}"
+            );
         }
         files.forget_prefix("tables/t1");
-        assert!(!files.dirs.entry(&root.path().join("tables")).entry_durable.load(Ordering::Acquire));
-        assert!(!files.dirs.entry(&objects).entry_durable.load(Ordering::Acquire));
+        assert!(
+            !files
+                .dirs
+                .entry(&root.path().join("tables"))
+                .entry_durable
+                .load(Ordering::Acquire)
+        );
+        assert!(
+            !files
+                .dirs
+                .entry(&objects)
+                .entry_durable
+                .load(Ordering::Acquire)
+        );
         files
-            .write_new_file(&root.path().join("tables/t1/objects/b"), &[Bytes::from_static(b"y")])
+            .write_new_file(
+                &root.path().join("tables/t1/objects/b"),
+                &[Bytes::from_static(b"y")],
+            )
             .unwrap();
-        assert!(files.dirs.entry(&objects).entry_durable.load(Ordering::Acquire));
+        assert!(
+            files
+                .dirs
+                .entry(&objects)
+                .entry_durable
+                .load(Ordering::Acquire)
+        );
         assert_eq!(std::fs::read(objects.join("b")).unwrap(), b"y");
     }
 }

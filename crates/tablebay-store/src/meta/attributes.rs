@@ -25,6 +25,8 @@ pub enum AttributeKey {
     Tags,
     /// The maintenance job status (all job types in one JSON object).
     MaintenanceStatus,
+    /// The write lock of a table that a migration still owns (`{"migrationId": …}`); absent once completed.
+    MigrationLock,
 }
 
 impl AttributeKey {
@@ -38,6 +40,7 @@ impl AttributeKey {
             Self::Metrics => "metrics",
             Self::Tags => "tags",
             Self::MaintenanceStatus => "maintenance-status",
+            Self::MigrationLock => "migration-lock",
         }
     }
 }
