@@ -211,7 +211,7 @@ def test_rest_catalog_migration_start_sync_complete(server, rest_source, warehou
     assert got["state"] == "succeeded", got
     assert got["type"] == "start" and got["hasValidPlan"] is True, got
     stats, planning = got["migrationStats"], got["planningStats"]
-    assert planning["partitionCount"] == 2 and planning["objectsScanned"] > 0, planning
+    assert planning["partitionCount"] == 3 and planning["objectsScanned"] > 0, planning
     assert stats["objectsMigrated"] == planning["objectsPlanned"] and stats["objectsFailedMigration"] == 0, got
     output = got["migrationOutput"]
     for report, prefix in (("tableCompatibilityReport", "tc"), ("objectCompatibilityReport", "oc"),
@@ -273,7 +273,10 @@ def test_rest_catalog_migration_start_sync_complete(server, rest_source, warehou
         run = signed_request(server.tables_url, "POST", "/admin/maintenance/run",
                              {"tableArn": table_arn, "type": "icebergCompaction"})
         assert run.status_code == 200, run.text
-        assert run.json()["status"] == "Successful", run.json()
+        run = run.json()
+        print("compaction run:", run)
+        # Every partition has several small files (one per append): compaction rewrites them.
+        assert run["outcome"] == "Successful" and run["filesIn"] >= 2, run
         assert rows(catalog.load_table(f"dst.{name}").scan().to_arrow()) == after
 
 
