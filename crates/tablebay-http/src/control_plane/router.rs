@@ -727,6 +727,9 @@ mod tests {
     const TAGS_BODY: &str = r#"{"tags":{"a":"b"}}"#;
     const EXPIRATION_BODY: &str = r#"{"value":{"status":"enabled","settings":{"days":7}}}"#;
     const TABLE_ARN: &str = "arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket/table/x";
+    const UPDATE_MIGRATION_BODY: &str = r#"{"requestedState":"queued"}"#;
+    const MIGRATION_TABLE_Q: &str =
+        "tableARN=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket%2Ftable%2Fx";
     const TABLE_Q: &str =
         "tableArn=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket%2Ftable%2Fx";
 
@@ -981,6 +984,48 @@ mod tests {
                     table_arn: TABLE_ARN.into(),
                 },
             ),
+            (
+                Method::GET,
+                "/get-table-migration".into(),
+                Some("migrationId=0190d6f0-0000-7000-8000-000000000000"),
+                Endpoint::GetTableMigration {
+                    table_arn: None,
+                    migration_id: Some("0190d6f0-0000-7000-8000-000000000000".into()),
+                },
+            ),
+            (
+                Method::POST,
+                "/complete-table-migration".into(),
+                Some(MIGRATION_TABLE_Q),
+                Endpoint::CompleteTableMigration {
+                    table_arn: TABLE_ARN.into(),
+                },
+            ),
+            (
+                Method::POST,
+                "/update-table-migration".into(),
+                Some("migrationId=m1"),
+                Endpoint::UpdateTableMigration {
+                    table_arn: None,
+                    migration_id: Some("m1".into()),
+                    request: parsed(UPDATE_MIGRATION_BODY),
+                },
+            ),
+            (
+                Method::GET,
+                "/list-table-migrations".into(),
+                Some(
+                    "tableBucketARN=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket&state=failed&maxResults=5",
+                ),
+                Endpoint::ListTableMigrations {
+                    query: MigrationListQuery {
+                        bucket: Some(ARN.into()),
+                        state: Some("failed".into()),
+                        max_results: Some("5".into()),
+                        ..MigrationListQuery::default()
+                    },
+                },
+            ),
             // A raw `:` and a proxy-decoded `%2F` are both tolerated.
             (
                 Method::GET,
@@ -1026,6 +1071,7 @@ mod tests {
                 Endpoint::UpdateTableMetadataLocation { .. } => LOCATION_BODY,
                 Endpoint::TagResource { .. } => TAGS_BODY,
                 Endpoint::PutTableRecordExpirationConfiguration { .. } => EXPIRATION_BODY,
+                Endpoint::UpdateTableMigration { .. } => UPDATE_MIGRATION_BODY,
                 _ => "",
             };
             let body = RequestBody::new(bytes::Bytes::from(body));
@@ -1064,6 +1110,12 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, ControlPlaneError::BadRequest(_)), "{err:?}");
+        // Migration operations keep their model's methods; Complete and Sync need their table.
+        let err = route(&Method::GET, "/start-table-migration", None, &none).unwrap_err();
+        assert!(matches!(err, ControlPlaneError::MethodNotAllowed(_)), "{err:?}");
+        assert!(route(&Method::POST, "/complete-table-migration", None, &none).is_err());
+        let no_table = RequestBody::new(bytes::Bytes::from_static(b"{\"roleARN\":\"r\"}"));
+        assert!(route(&Method::POST, "/sync-table-migration", None, &no_table).is_err());
         // A body is parsed once, strictly: not UTF-8, not JSON, or the wrong shape is a 400.
         for body in [&b"{\"name\":\"b\xff\"}"[..], b"{", b"[]", b"{\"name\":1}"] {
             let body = RequestBody::new(bytes::Bytes::copy_from_slice(body));
