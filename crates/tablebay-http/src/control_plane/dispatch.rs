@@ -187,7 +187,7 @@ async fn dispatch(
         E::GetTableRecordExpirationJobStatus { .. } => {
             record_expiration::job_status(catalog, &table()?).await
         }
-        E::StartTableMigration { request } => migrations::start(migration, ctx, request).await,
+        E::StartTableMigration { request } => migrations::start(migration, ctx, *request).await,
         E::SyncTableMigration { request, .. } => {
             migrations::sync(migration, catalog, &table()?, request).await
         }

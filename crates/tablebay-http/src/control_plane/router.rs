@@ -200,7 +200,8 @@ pub(crate) enum Endpoint {
         table_arn: String,
     },
     StartTableMigration {
-        request: StartTableMigrationRequest,
+        /// Boxed: the source members make it the largest request by far.
+        request: Box<StartTableMigrationRequest>,
     },
     SyncTableMigration {
         table_arn: String,
@@ -643,7 +644,7 @@ pub(crate) fn route(
             }
         }
         (Method::POST, ["start-table-migration"]) => E::StartTableMigration {
-            request: json(body)?,
+            request: Box::new(json(body)?),
         },
         (Method::POST, ["sync-table-migration"]) => {
             let request: SyncTableMigrationRequest = json(body)?;
@@ -1112,7 +1113,10 @@ mod tests {
         assert!(matches!(err, ControlPlaneError::BadRequest(_)), "{err:?}");
         // Migration operations keep their model's methods; Complete and Sync need their table.
         let err = route(&Method::GET, "/start-table-migration", None, &none).unwrap_err();
-        assert!(matches!(err, ControlPlaneError::MethodNotAllowed(_)), "{err:?}");
+        assert!(
+            matches!(err, ControlPlaneError::MethodNotAllowed(_)),
+            "{err:?}"
+        );
         assert!(route(&Method::POST, "/complete-table-migration", None, &none).is_err());
         let no_table = RequestBody::new(bytes::Bytes::from_static(b"{\"roleARN\":\"r\"}"));
         assert!(route(&Method::POST, "/sync-table-migration", None, &no_table).is_err());
