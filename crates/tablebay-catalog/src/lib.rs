@@ -60,7 +60,7 @@ pub use settings::{
 };
 pub use storage::TableStorage;
 pub use table::{NewTable, Table, TableRef};
-pub use table_files::{MAX_TABLE_FILE_RANGE, TableFiles};
+pub use table_files::{MAX_TABLE_FILE_RANGE, PATH_PROPERTIES, TableFiles};
 pub use table_metrics::{MAINTENANCE_JOBS, MAX_BUCKETS, MAX_TABLES_PER_BUCKET, TableCounters};
 pub use views::{IcebergView, ViewChange, ViewDefinition, ViewRequirement};
 

@@ -34,18 +34,7 @@ impl Catalog {
         let table_id = Uuid::now_v7();
         self.set_setting(table_id, AttributeKey::MigrationLock, lock)
             .await?;
-        let owner = &namespace.bucket.arn;
-        self.meta
-            .record_detached_storage(
-                table_id,
-                owner.account.as_str(),
-                owner.name.as_str(),
-                "migrating",
-                Utc::now(),
-            )
-            .await?;
-        let encryption = self.bucket_encryption(&namespace.bucket).await?;
-        self.set_setting(table_id, AttributeKey::Encryption, &encryption)
+        self.detach_new_storage(namespace, table_id, "migrating")
             .await?;
         Ok(table_id)
     }

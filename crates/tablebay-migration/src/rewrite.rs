@@ -7,17 +7,9 @@
 use apache_avro::types::Value;
 use apache_avro::{Codec, DeflateSettings, Reader, Writer};
 use bytes::Bytes;
+use tablebay_catalog::PATH_PROPERTIES;
 
 use crate::MigrationError;
-
-/// Table properties that point writers somewhere else than the table's location; the migrated table drops
-/// them (its files lie in its own storage).
-const PATH_PROPERTIES: &[&str] = &[
-    "write.data.path",
-    "write.metadata.path",
-    "write.object-storage.path",
-    "write.folder-storage.path",
-];
 
 /// Maps source locations to locations in the destination storage: a file under the source table's location
 /// keeps its relative path; any other goes under `external/`, named by its full source path.
