@@ -337,6 +337,73 @@ mod tests {
         );
     }
 
+    /// A manifest list as Iceberg writes one: field ids as field attributes, key-value file metadata.
+    fn manifest_list(paths: &[&str]) -> Vec<u8> {
+        let schema = apache_avro::Schema::parse_str(
+            r#"{"type": "record", "name": "manifest_file", "fields": [
+                {"name": "manifest_path", "type": "string", "field-id": 500},
+                {"name": "manifest_length", "type": "long", "field-id": 501},
+                {"name": "added_snapshot_id", "type": ["null", "long"], "field-id": 503}]}"#,
+        )
+        .unwrap();
+        let mut writer = Writer::new(&schema, Vec::new());
+        writer
+            .add_user_metadata("format-version".into(), b"2")
+            .unwrap();
+        for path in paths {
+            writer
+                .append(Value::Record(vec![
+                    ("manifest_path".into(), Value::String((*path).into())),
+                    ("manifest_length".into(), Value::Long(1)),
+                    (
+                        "added_snapshot_id".into(),
+                        Value::Union(1, Box::new(Value::Long(7))),
+                    ),
+                ]))
+                .unwrap();
+        }
+        writer.into_inner().unwrap()
+    }
+
+    #[test]
+    fn rewrites_manifest_lists_keeping_schema_metadata_and_other_fields() {
+        let paths = PathMap::new("s3://wh/t", "s3://d--table-s3");
+        let source = manifest_list(&["s3://wh/t/metadata/m1.avro", "s3://wh/t/metadata/m2.avro"]);
+        let lengths = std::collections::HashMap::from([
+            ("s3://d--table-s3/metadata/m1.avro".to_string(), 111),
+            ("s3://d--table-s3/metadata/m2.avro".to_string(), 222),
+        ]);
+        let rewritten = rewrite_manifest_list(&source, &paths, &lengths).unwrap();
+        assert_eq!(
+            manifest_list_entries(&rewritten).unwrap(),
+            vec![
+                "s3://d--table-s3/metadata/m1.avro",
+                "s3://d--table-s3/metadata/m2.avro"
+            ]
+        );
+        let reader = Reader::new(&rewritten[..]).unwrap();
+        assert_eq!(
+            reader
+                .user_metadata()
+                .get("format-version")
+                .map(Vec::as_slice),
+            Some(&b"2"[..])
+        );
+        let schema = serde_json::to_value(reader.writer_schema()).unwrap();
+        assert_eq!(schema["fields"][0]["field-id"], 500);
+        let records: Vec<Value> = reader.map(Result::unwrap).collect();
+        assert_eq!(
+            field(&records[1], "manifest_length"),
+            Some(&Value::Long(222))
+        );
+        assert_eq!(
+            field(&records[1], "added_snapshot_id"),
+            Some(&Value::Long(7))
+        );
+        // A length the rewrite did not record is an error, never a stale length.
+        assert!(rewrite_manifest_list(&source, &paths, &Default::default()).is_err());
+    }
+
     #[test]
     fn rewrites_the_metadata_document() {
         let metadata = serde_json::json!({
