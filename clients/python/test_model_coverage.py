@@ -32,8 +32,6 @@ MAINTENANCE = {"status": "enabled", "settings": {"icebergUnreferencedFileRemoval
 
 # Operations not served yet, and why: each answers a refusal that says so (see test_unserved_operations_refuse).
 UNSERVED = {
-    "PutTableBucketLogging": "access logging (issue 21)",
-    "GetTableBucketLogging": "access logging (issue 21)",
     "PutTableBucketReplication": "replication (issue 20)",
     "GetTableBucketReplication": "replication (issue 20)",
     "DeleteTableBucketReplication": "replication (issue 20)",
@@ -182,6 +180,12 @@ SERVED = [
        lambda c: {"tableBucketARN": BAD_ARN}),
     Op("GetTableBucketMetricsConfiguration", lambda c: {"tableBucketARN": c.arn},
        lambda c: {"tableBucketARN": BAD_ARN}),
+    # An empty status is valid input (it turns logging off), and leaves the census bucket without a log table.
+    Op("PutTableBucketLogging", lambda c: {"tableBucketARN": c.arn, "tableBucketLoggingStatus": {}},
+       lambda c: {"tableBucketARN": c.arn, "tableBucketLoggingStatus": {"loggingEnabled": {
+           "targetBucket": c.bucket, "targetPrefix": "",
+           "targetObjectKeyFormat": {"partitionedPrefix": {"partitionDateSource": "Whenever"}}}}}),
+    Op("GetTableBucketLogging", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),
     Op("PutTableBucketPolicy", lambda c: {"tableBucketARN": c.arn, "resourcePolicy": POLICY},
        lambda c: {"tableBucketARN": c.arn, "resourcePolicy": "{not json"}),
     Op("GetTableBucketPolicy", lambda c: {"tableBucketARN": c.arn}, lambda c: {"tableBucketARN": BAD_ARN}),

@@ -7,6 +7,7 @@
 //! the HTTP surfaces.
 #![warn(missing_docs)]
 
+mod access_logging;
 mod arn;
 mod bucket;
 mod catalog;
@@ -34,6 +35,7 @@ mod table_metrics;
 mod tagging;
 mod views;
 
+pub use access_logging::{ACCESS_LOG_NAMESPACE, LoggingTarget};
 pub use arn::{AccountId, ArnFlavor, BucketArn, ResourceArn, TableArn, parse_arn_flavor};
 pub use bucket::{NewBucket, TableBucket};
 pub use catalog::{Catalog, CatalogConfig};
@@ -53,10 +55,10 @@ pub use namespace_properties::PropertiesUpdate;
 pub use pagination::{ContinuationToken, Page, PageRequest};
 pub use service_error::ServiceError;
 pub use settings::{
-    BucketMaintenance, CompactionSettings, CompactionStrategy, Encryption, JobConfig, JobState,
-    JobStatus, MaintenanceJobType, MaintenanceStatus, MetricsConfiguration, RecordExpiration,
-    ResourcePolicy, SnapshotManagementSettings, SseAlgorithm, StorageClass, TableMaintenance, Tags,
-    UnreferencedFileRemovalSettings,
+    AccessLogging, BucketMaintenance, CompactionSettings, CompactionStrategy, Encryption,
+    JobConfig, JobState, JobStatus, MaintenanceJobType, MaintenanceStatus, MetricsConfiguration,
+    PartitionDateSource, RecordExpiration, ResourcePolicy, SnapshotManagementSettings,
+    SseAlgorithm, StorageClass, TableMaintenance, Tags, UnreferencedFileRemovalSettings,
 };
 pub use storage::TableStorage;
 pub use table::{NewTable, Table, TableRef};

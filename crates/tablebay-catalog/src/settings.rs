@@ -418,6 +418,25 @@ pub struct MetricsConfiguration {
     pub id: String,
 }
 
+wire_enum!(
+    /// Which time partitions access log records (`partitionedPrefix.partitionDateSource`).
+    PartitionDateSource, "partitionDateSource" { /// The time of the request.
+        EventTime = "EventTime", /// The time the record was delivered.
+        DeliveryTime = "DeliveryTime" }
+);
+
+/// A bucket's server access logging configuration (`PutTableBucketLogging`); its presence means enabled. The
+/// target is a table bucket of the same account: see `access_logging.rs` for where records land.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccessLogging {
+    /// The table bucket that receives the records.
+    pub target_bucket: String,
+    /// The prefix as given: empty, or a namespace name with an optional trailing `/`.
+    pub target_prefix: String,
+    /// The time the records are partitioned by.
+    pub partition_date_source: PartitionDateSource,
+}
+
 /// A resource policy: IAM-style JSON text, checked for shape and size when stored. Enforcement belongs to the
 /// authorizer; the catalog only keeps the document exactly as given.
 #[derive(Clone, Debug, PartialEq, Eq)]

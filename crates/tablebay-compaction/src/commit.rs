@@ -404,7 +404,7 @@ fn dangling_deletes(
         .collect()
 }
 
-fn manifest_location(metadata: &TableMetadata, index: usize) -> String {
+pub(crate) fn manifest_location(metadata: &TableMetadata, index: usize) -> String {
     format!(
         "{}/metadata/{}-m{index}.avro",
         metadata.location().trim_end_matches('/'),
@@ -412,7 +412,7 @@ fn manifest_location(metadata: &TableMetadata, index: usize) -> String {
     )
 }
 
-fn manifest_writer(
+pub(crate) fn manifest_writer(
     io: &FileIO,
     metadata: &TableMetadata,
     location: &str,
@@ -437,7 +437,7 @@ fn manifest_writer(
 }
 
 /// A fresh positive snapshot id that the table does not use.
-fn new_snapshot_id(metadata: &TableMetadata) -> i64 {
+pub(crate) fn new_snapshot_id(metadata: &TableMetadata) -> i64 {
     loop {
         let id = rand::random::<i64>() & i64::MAX;
         if id != 0 && metadata.snapshot_by_id(id).is_none() {
@@ -447,7 +447,7 @@ fn new_snapshot_id(metadata: &TableMetadata) -> i64 {
 }
 
 /// The retention settings of `main`, kept as they are.
-fn main_retention(base: &IcebergTable) -> SnapshotRetention {
+pub(crate) fn main_retention(base: &IcebergTable) -> SnapshotRetention {
     #[derive(serde::Deserialize)]
     struct Refs {
         #[serde(default)]
@@ -535,7 +535,7 @@ impl SummaryDelta {
     }
 }
 
-async fn discard_paths(io: &FileIO, paths: &[String]) {
+pub(crate) async fn discard_paths(io: &FileIO, paths: &[String]) {
     for path in paths {
         if let Err(e) = io.delete(path).await {
             tracing::warn!(%path, error = %e, "could not remove an unpublished compaction file");

@@ -21,6 +21,7 @@
 //! console reads a table's live files and first rows through the same reader ([`inspect`]).
 #![warn(missing_docs)]
 
+mod append;
 mod commit;
 mod expire;
 mod inspect;
@@ -31,6 +32,7 @@ mod storage;
 
 use tablebay_catalog::{Catalog, CommitError, ServiceError, TableFiles, TableRef};
 
+pub use append::{PartitionRows, append_rows};
 pub use expire::{EXPIRATION_COLUMN_PROPERTY, ExpirationReport, expire_records};
 pub use inspect::{Inspection, LiveFiles, Preview, inspect};
 

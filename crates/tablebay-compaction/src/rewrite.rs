@@ -260,7 +260,7 @@ type Writer = iceberg::writer::base_writer::data_file_writer::DataFileWriter<
 >;
 
 /// Opens data file writers of the group's partition that roll over at the target size.
-struct OutputWriter {
+pub(crate) struct OutputWriter {
     builder: DataFileWriterBuilder<
         ParquetWriterBuilder,
         DefaultLocationGenerator,
@@ -270,7 +270,7 @@ struct OutputWriter {
 }
 
 impl OutputWriter {
-    fn new(
+    pub(crate) fn new(
         io: &FileIO,
         metadata: &iceberg::spec::TableMetadata,
         schema: SchemaRef,
@@ -310,7 +310,7 @@ impl OutputWriter {
         })
     }
 
-    async fn open(&self) -> Result<OpenWriter, CompactionError> {
+    pub(crate) async fn open(&self) -> Result<OpenWriter, CompactionError> {
         Ok(OpenWriter(
             self.builder.build(self.partition_key.clone()).await?,
         ))
@@ -327,17 +327,17 @@ impl OutputWriter {
     }
 }
 
-struct OpenWriter(Writer);
+pub(crate) struct OpenWriter(Writer);
 
 impl OpenWriter {
-    async fn write(&mut self, batch: RecordBatch) -> Result<(), CompactionError> {
+    pub(crate) async fn write(&mut self, batch: RecordBatch) -> Result<(), CompactionError> {
         if batch.num_rows() > 0 {
             self.0.write(batch).await?;
         }
         Ok(())
     }
 
-    async fn close(mut self) -> Result<Vec<DataFile>, CompactionError> {
+    pub(crate) async fn close(mut self) -> Result<Vec<DataFile>, CompactionError> {
         Ok(self.0.close().await?)
     }
 }

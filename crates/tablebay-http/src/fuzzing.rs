@@ -186,6 +186,7 @@ pub fn control_plane_route(
         | E::PutTableBucketEncryption { bucket, .. }
         | E::PutTableBucketMaintenanceConfiguration { bucket, .. }
         | E::PutTableBucketStorageClass { bucket, .. }
+        | E::PutTableBucketLogging { bucket, .. }
         | E::CreateNamespace { bucket, .. } => {
             names.reads_body = true;
             names.buckets.push(bucket.clone());
@@ -201,6 +202,7 @@ pub fn control_plane_route(
         | E::PutTableBucketMetricsConfiguration { bucket }
         | E::GetTableBucketMetricsConfiguration { bucket }
         | E::DeleteTableBucketMetricsConfiguration { bucket }
+        | E::GetTableBucketLogging { bucket }
         | E::ListNamespaces { bucket, .. }
         | E::GetNamespace { bucket, .. }
         | E::DeleteNamespace { bucket, .. }

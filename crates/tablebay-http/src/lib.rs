@@ -8,6 +8,7 @@
 //! store).
 #![warn(missing_docs)]
 
+mod access_record;
 mod admin;
 mod console;
 mod control_plane;
@@ -90,6 +91,7 @@ async fn metrics(
     if let Some(runner) = &state.maintenance {
         text += &runner.metrics().render();
     }
+    text += &state.access_log.render();
     match state.catalog.render_table_metrics().await {
         Ok(tables) => text += &tables,
         // The request and maintenance series still answer; the table series are absent for this scrape.

@@ -6,7 +6,7 @@ use tablebay_auth::SigV4Verifier;
 use tablebay_auth::oss4::Oss4Verifier;
 use tablebay_catalog::Catalog;
 use tablebay_iam::Iam;
-use tablebay_maintenance::JobRunner;
+use tablebay_maintenance::{AccessLog, JobRunner};
 use tablebay_objects::Objects;
 
 use crate::iceberg::IcebergSettings;
@@ -54,6 +54,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// The Iceberg REST catalog's settings (data-plane URL, bearer tokens).
     pub iceberg: Arc<IcebergSettings>,
+    /// Server access logging: the buckets whose requests are logged, and the records not delivered yet.
+    pub access_log: Arc<AccessLog>,
     /// The maintenance service (run-now, run records, metrics); absent in servers built without it.
     pub maintenance: Option<Arc<JobRunner>>,
     /// The table migration service; absent in servers built without it.
@@ -86,6 +88,7 @@ impl AppState {
             oss4_verifier: Arc::new(Oss4Verifier::new(region)),
             metrics: Arc::new(Metrics::default()),
             iceberg: Arc::new(iceberg),
+            access_log: Arc::default(),
             maintenance: None,
             migrations: None,
             body_budget: BodyBudget::new(DEFAULT_BODY_BUDGET_BYTES),

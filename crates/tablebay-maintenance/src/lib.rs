@@ -5,8 +5,12 @@
 //!
 //! The catalog owns tables and commits (a maintenance commit is an ordinary catalog commit); the store owns the
 //! job rows. Wire formats live in `tablebay-http`.
+//!
+//! Server access logging lives here too (`access_log`): a background task that delivers each logged bucket's
+//! request records as appends to its log table.
 #![warn(missing_docs)]
 
+mod access_log;
 mod compaction;
 mod error;
 mod expire_snapshots;
@@ -19,6 +23,7 @@ mod runner;
 mod settings;
 mod unreferenced_files;
 
+pub use access_log::{AccessLog, AccessRecord, LOG_TABLE_COLUMNS};
 pub use error::MaintenanceError;
 pub use metrics::MaintenanceMetrics;
 pub use run::{MaintenanceRun, RunOutcome};

@@ -104,6 +104,10 @@ actions! {
     GetTableBucketEncryption = false,
     /// `oss:DeleteTableBucketEncryption`.
     DeleteTableBucketEncryption = false,
+    /// `s3tables:PutTableBucketLogging` (AWS's name; not in the OSS guide's list): owner-only, like encryption.
+    PutTableBucketLogging = false,
+    /// `s3tables:GetTableBucketLogging` (AWS's name; not in the OSS guide's list).
+    GetTableBucketLogging = false,
     // Table level.
     /// `oss:GetTableMaintenanceConfiguration`.
     GetTableMaintenanceConfiguration = true,
@@ -257,6 +261,8 @@ mod tests {
         ("CompleteTableMigration", false),
         ("GetTableMigration", false),
         ("ListTableMigrations", false),
+        ("PutTableBucketLogging", false),
+        ("GetTableBucketLogging", false),
     ];
 
     #[test]

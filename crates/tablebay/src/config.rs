@@ -127,6 +127,10 @@ pub struct ServeArgs {
     /// Name of an environment variable holding the master keys instead of a file (same text format).
     #[arg(long, env = "TABLEBAY_ENCRYPTION_KEY_ENV")]
     encryption_key_env: Option<String>,
+    /// Seconds between deliveries of server access log records to their log tables (default 60; sooner when many
+    /// are buffered). See docs/access-logging.md.
+    #[arg(long, env = "TABLEBAY_ACCESS_LOG_INTERVAL_SECONDS")]
+    access_log_interval_seconds: Option<f64>,
     /// Seconds a client has to send a complete request head, counted from the connection's start or from the
     /// end of the previous response (so an idle kept-alive connection closes after it too); default 30.
     #[arg(long, env = "TABLEBAY_HEADER_READ_TIMEOUT_SECONDS")]
@@ -183,6 +187,7 @@ struct FileConfig {
     maintenance_compaction_quiet_seconds: Option<f64>,
     encryption_key_file: Option<PathBuf>,
     encryption_key_env: Option<String>,
+    access_log_interval_seconds: Option<f64>,
     header_read_timeout_seconds: Option<f64>,
     idle_timeout_seconds: Option<f64>,
     max_connections: Option<usize>,
@@ -241,9 +246,13 @@ pub struct Config {
     pub limits: ListenerLimits,
     /// Who may read `/metrics`.
     pub metrics_access: MetricsAccess,
+    /// How often access log records are delivered.
+    pub access_log_interval: Duration,
 }
 
 const DEFAULT_TABLES_ADDR: &str = "127.0.0.1:8181";
+/// AWS delivers server access logs within hours; a minute keeps log tables' files few and fresh.
+const DEFAULT_ACCESS_LOG_INTERVAL: Duration = Duration::from_secs(60);
 const DEFAULT_S3_ADDR: &str = "127.0.0.1:9000";
 const DEFAULT_REGION: &str = "us-east-1";
 const DEFAULT_ACCOUNT_ID: &str = "123456789012";
@@ -402,6 +411,14 @@ impl Config {
             args.metrics_auth.or(file.metrics_auth),
             args.metrics_token.or(file.metrics_token),
         )?;
+        let access_log_interval = match args
+            .access_log_interval_seconds
+            .or(file.access_log_interval_seconds)
+        {
+            None => DEFAULT_ACCESS_LOG_INTERVAL,
+            Some(v) if (0.1..=3600.0).contains(&v) => Duration::from_secs_f64(v),
+            Some(v) => bail!("invalid access log interval {v} (0.1 to 3600 seconds)"),
+        };
         let s3_public_url = args.s3_public_url.or(file.s3_public_url);
         if let Some(url) = &s3_public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
@@ -439,6 +456,7 @@ impl Config {
             generated_key_at,
             limits,
             metrics_access,
+            access_log_interval,
         })
     }
 }

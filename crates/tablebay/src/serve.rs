@@ -229,15 +229,31 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
              systemd's LimitNOFILE)"
         );
     }
+    tokio::spawn(state.access_log.clone().run(
+        state.catalog.clone(),
+        config.access_log_interval,
+        shutdown.clone().wait(),
+    ));
+    let access_log = state.access_log.clone();
+    let catalog = state.catalog.clone();
     let tables_app = tablebay_http::tables_router(state.clone(), config.metrics_access.clone());
     let s3_app = tablebay_http::s3_router(state);
     tokio::join!(
         listener::serve(tables, tables_app, limits, shutdown.clone().wait()),
         listener::serve(s3, s3_app, limits, shutdown.wait()),
     );
+    // Every request has been answered: deliver the access log records still buffered.
+    match tokio::time::timeout(ACCESS_LOG_FINAL_DELIVERY, access_log.deliver(&catalog)).await {
+        Ok(0) => {}
+        Ok(delivered) => tracing::info!(delivered, "delivered the buffered access log records"),
+        Err(_) => tracing::warn!("gave up delivering the buffered access log records at shutdown"),
+    }
     tracing::info!("stopped");
     Ok(())
 }
+
+/// How long a shutdown waits for the last access log delivery.
+const ACCESS_LOG_FINAL_DELIVERY: Duration = Duration::from_secs(30);
 
 /// Aborts data-plane multipart uploads older than `max_age`, now and then periodically (every tenth of the age,
 /// between a second and an hour), until shutdown. Several instances may sweep at once: an upload is aborted once.

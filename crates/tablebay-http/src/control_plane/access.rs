@@ -71,6 +71,8 @@ pub(crate) async fn resolve(
         E::GetTableBucketMaintenanceConfiguration { bucket } => {
             on_bucket(A::GetTableBucketMaintenanceConfiguration, bucket)?
         }
+        E::PutTableBucketLogging { bucket, .. } => on_bucket(A::PutTableBucketLogging, bucket)?,
+        E::GetTableBucketLogging { bucket } => on_bucket(A::GetTableBucketLogging, bucket)?,
         E::GetTableBucketStorageClass { bucket }
         | E::GetTableBucketMetricsConfiguration { bucket } => on_bucket(A::GetTableBucket, bucket)?,
         E::PutTableBucketStorageClass { bucket, .. }

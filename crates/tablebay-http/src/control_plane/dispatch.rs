@@ -13,8 +13,8 @@ use super::error::ControlPlaneError;
 use super::request::RequestContext;
 use super::router::{Endpoint, route};
 use super::{
-    buckets, encryption, maintenance, migrations, namespaces, policies, record_expiration, storage,
-    tables, tagging, virtual_host,
+    buckets, encryption, logging, maintenance, migrations, namespaces, policies, record_expiration,
+    storage, tables, tagging, virtual_host,
 };
 use crate::pipeline::{self, Context, Need, RequestBody, Schemes, Surface};
 use crate::state::AppState;
@@ -124,6 +124,10 @@ async fn dispatch(
         E::GetTableBucketStorageClass { bucket } => {
             storage::get_bucket_class(catalog, ctx, &bucket).await
         }
+        E::PutTableBucketLogging { bucket, request } => {
+            logging::put_bucket(catalog, ctx, &bucket, request).await
+        }
+        E::GetTableBucketLogging { bucket } => logging::get_bucket(catalog, ctx, &bucket).await,
         E::PutTableBucketMetricsConfiguration { bucket } => {
             storage::put_metrics(catalog, ctx, &bucket).await
         }

@@ -6,6 +6,7 @@ mod buckets;
 mod dispatch;
 mod encryption;
 mod error;
+mod logging;
 mod maintenance;
 mod migration_wire;
 mod migrations;

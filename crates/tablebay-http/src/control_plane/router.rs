@@ -15,7 +15,7 @@ use super::migration_wire::{
 use super::wire::{
     CreateNamespaceRequest, CreateTableBucketRequest, CreateTableRequest, EncryptionBody,
     PutMaintenanceRequest, PutRecordExpirationRequest, RenameTableRequest, ResourcePolicyBody,
-    StorageClassBody, TagsBody, UpdateTableMetadataLocationRequest,
+    StorageClassBody, TableBucketLoggingBody, TagsBody, UpdateTableMetadataLocationRequest,
 };
 use crate::form::FormPairs;
 use crate::pipeline::RequestBody;
@@ -113,6 +113,13 @@ pub(crate) enum Endpoint {
         bucket: String,
     },
     GetTableBucketMetricsConfiguration {
+        bucket: String,
+    },
+    PutTableBucketLogging {
+        bucket: String,
+        request: TableBucketLoggingBody,
+    },
+    GetTableBucketLogging {
         bucket: String,
     },
     DeleteTableBucketMetricsConfiguration {
@@ -261,6 +268,8 @@ impl Endpoint {
             | E::PutTableBucketMetricsConfiguration { bucket }
             | E::GetTableBucketMetricsConfiguration { bucket }
             | E::DeleteTableBucketMetricsConfiguration { bucket }
+            | E::PutTableBucketLogging { bucket, .. }
+            | E::GetTableBucketLogging { bucket }
             | E::CreateNamespace { bucket, .. }
             | E::ListNamespaces { bucket, .. }
             | E::GetNamespace { bucket, .. }
@@ -338,6 +347,8 @@ impl Endpoint {
             }
             Self::PutTableBucketStorageClass { .. } => "PutTableBucketStorageClass",
             Self::GetTableBucketStorageClass { .. } => "GetTableBucketStorageClass",
+            Self::PutTableBucketLogging { .. } => "PutTableBucketLogging",
+            Self::GetTableBucketLogging { .. } => "GetTableBucketLogging",
             Self::PutTableBucketMetricsConfiguration { .. } => "PutTableBucketMetricsConfiguration",
             Self::GetTableBucketMetricsConfiguration { .. } => "GetTableBucketMetricsConfiguration",
             Self::DeleteTableBucketMetricsConfiguration { .. } => {
@@ -525,6 +536,13 @@ pub(crate) fn route(
             bucket: b.to_string(),
         },
         (Method::DELETE, ["buckets", b, "metrics"]) => E::DeleteTableBucketMetricsConfiguration {
+            bucket: b.to_string(),
+        },
+        (Method::PUT, ["buckets", b, "logging"]) => E::PutTableBucketLogging {
+            bucket: b.to_string(),
+            request: json(body)?,
+        },
+        (Method::GET, ["buckets", b, "logging"]) => E::GetTableBucketLogging {
             bucket: b.to_string(),
         },
         (Method::PUT, ["namespaces", b]) => E::CreateNamespace {

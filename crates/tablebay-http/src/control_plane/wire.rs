@@ -235,6 +235,41 @@ pub(crate) struct EncryptionBody {
     pub encryption_configuration: EncryptionConfiguration,
 }
 
+/// `{"tableBucketLoggingStatus": {"loggingEnabled"?: {…}}}` of Put/GetTableBucketLogging; an empty status turns
+/// logging off.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TableBucketLoggingBody {
+    pub table_bucket_logging_status: TableBucketLoggingStatus,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TableBucketLoggingStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logging_enabled: Option<LoggingEnabled>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LoggingEnabled {
+    pub target_bucket: String,
+    pub target_prefix: String,
+    pub target_object_key_format: TargetObjectKeyFormat,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TargetObjectKeyFormat {
+    pub partitioned_prefix: PartitionedPrefix,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PartitionedPrefix {
+    pub partition_date_source: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct StorageClassBody {

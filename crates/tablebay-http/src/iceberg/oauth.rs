@@ -104,7 +104,8 @@ async fn long_term_key(app: &AppState, id: &str) -> Option<tablebay_iam::KnownKe
     match crate::pipeline::long_term_key(&app.iam, id).await {
         Ok(key) => key,
         Err(e) => {
-            tracing::error!(error = %e, "credential lookup failed");
+            // `lookup` logged the cause already.
+            tracing::debug!(error = %e, "no long-term key for a token request");
             None
         }
     }

@@ -20,7 +20,7 @@ use tablebay_auth::{
     AuthError, Principal, SigV4Verifier, SignedPayload, SignedRequest, check_claimed_payload,
     claimed_payload_hash, latin1_to_utf8,
 };
-use tablebay_iam::{Iam, KnownKey};
+use tablebay_iam::{Iam, KnownKey, ServiceError};
 
 use super::{PipelineError, RequestBody};
 use crate::state::AppState;
@@ -211,6 +211,11 @@ pub(crate) async fn lookup(iam: &Iam, access_key_id: &str) -> Result<KnownKey, A
     match iam.lookup(access_key_id).await {
         Ok(Some(key)) => Ok(key),
         Ok(None) => Err(AuthError::UnknownAccessKey),
+        // An outage of the credential store is a 503 the client retries, not a fault of this server.
+        Err(e @ ServiceError::Unavailable(_)) => {
+            tracing::warn!(error = %e, "credential lookup failed");
+            Err(AuthError::Unavailable)
+        }
         Err(e) => {
             tracing::error!(error = %e, "credential lookup failed");
             Err(AuthError::Unavailable)

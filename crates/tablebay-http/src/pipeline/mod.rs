@@ -35,6 +35,7 @@ pub(crate) use authenticate::{Schemes, long_term_key, lookup};
 pub(crate) use authorize::{Need, in_namespace, naming_table};
 pub(crate) use body::{BodyBudget, DEFAULT_BODY_BUDGET_BYTES, RequestBody};
 
+use crate::access_record::{self, Answer, RequestLine};
 use crate::state::AppState;
 
 /// Why the pipeline itself refused a request, before any surface logic ran. Each surface maps it to its wire
@@ -132,10 +133,12 @@ pub(crate) trait Surface: Sync {
     ) -> impl Future<Output = Result<Response, Self::Error>> + Send;
 }
 
-/// What a request produced, for its log line.
+/// What a request produced, for its log line (and its access log record).
 struct Outcome {
     operation: &'static str,
     principal: Option<String>,
+    /// The bucket and key the request was about, when some bucket's access logging is on.
+    subject: Option<(tablebay_catalog::BucketArn, Option<String>)>,
 }
 
 /// Runs one request of `surface` through the pipeline.
@@ -147,6 +150,7 @@ pub(crate) async fn serve<S: Surface>(app: &AppState, surface: &S, request: Requ
     let mut outcome = Outcome {
         operation: "unknown",
         principal: None,
+        subject: None,
     };
     let result = run(app, surface, &parts, body, &request_id, &mut outcome).await;
     let mut error_kind = None;
@@ -168,6 +172,22 @@ pub(crate) async fn serve<S: Surface>(app: &AppState, surface: &S, request: Requ
     };
     if oss_signed {
         oss_shaped(&mut response, &request_id, error_kind);
+    }
+    if let Some((bucket, key)) = outcome.subject.take() {
+        access_record::record(
+            app,
+            &RequestLine::of(&parts),
+            (&bucket, key),
+            Answer {
+                surface: S::NAME,
+                operation: outcome.operation,
+                request_id: &request_id,
+                principal: outcome.principal.as_deref(),
+                error_code: error_kind,
+                total_time: started.elapsed(),
+            },
+            &response,
+        );
     }
     finish(
         app,
@@ -215,6 +235,9 @@ async fn run<S: Surface>(
         body,
     };
     let (resolved, needs) = surface.resolve(&cx, endpoint).await?;
+    if app.access_log.any() {
+        outcome.subject = access_record::subject_of(&needs);
+    }
     authorize::authorize(&cx, outcome.operation, &needs).await?;
     surface.handle(&cx, resolved).await
 }

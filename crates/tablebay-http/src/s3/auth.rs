@@ -379,6 +379,12 @@ impl S3Access for TableAccess {
                     .await
                     .map_err(|e| catalog_error(e, request.as_ref()))?
                     .ok_or_else(|| no_such_bucket(request.as_ref()))?;
+                if let Some(request) = &request {
+                    request.set_subject(
+                        &table.arn.bucket,
+                        cx.s3_path().get_object_key().map(str::to_string),
+                    );
+                }
                 authorize(&self.iam, &principal, action, &table, &access).await?;
                 Some(table)
             }

@@ -17,11 +17,16 @@ use super::auth::{KeyStore, PreAuthorized, TableAccess, TableHost, check_scope};
 use super::chunked::require_final_chunk;
 use super::range;
 use super::service::DataPlane;
+use crate::access_record::{self, Answer, RequestLine};
 use crate::state::AppState;
+use tablebay_catalog::BucketArn;
 
 /// Largest XML request body (CompleteMultipartUpload with 10000 parts is about 1.3 MB; DeleteObjects with 1000
 /// keys of 1 KiB about 1.1 MB).
 const MAX_XML_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// The table bucket a request is about, and the object key.
+type Subject = (BucketArn, Option<String>);
 
 /// Per-request facts the wrapper uses, filled in by the access check: the operation and the principal (for the
 /// log line), and the authorization granted (for a second run, `range.rs`). Cloned into the request's
@@ -32,6 +37,8 @@ pub(crate) struct RequestContext {
     pub request_id: Arc<str>,
     seen: Arc<Mutex<(&'static str, String)>>,
     authorized: Arc<Mutex<Option<PreAuthorized>>>,
+    /// The table bucket and object key of a request on a logged bucket (server access logging).
+    subject: Arc<Mutex<Option<Subject>>>,
 }
 
 impl RequestContext {
@@ -40,7 +47,19 @@ impl RequestContext {
             request_id: Arc::from(uuid::Uuid::new_v4().simple().to_string().to_uppercase()),
             seen: Arc::new(Mutex::new(("unknown", "-".to_string()))),
             authorized: Arc::new(Mutex::new(None)),
+            subject: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// Records the table bucket and key the request is about.
+    pub(crate) fn set_subject(&self, bucket: &BucketArn, key: Option<String>) {
+        if let Ok(mut subject) = self.subject.lock() {
+            *subject = Some((bucket.clone(), key));
+        }
+    }
+
+    fn take_subject(&self) -> Option<Subject> {
+        self.subject.lock().ok().and_then(|mut s| s.take())
     }
 
     /// Records that the access check authorized the request.
@@ -105,6 +124,7 @@ async fn handle(
     let context = RequestContext::new();
     request.extensions_mut().insert(context.clone());
     let method = request.method().clone();
+    let line = state_line(&app, &request);
     // boto3 sends PutObject and UploadPart with `Expect: 100-continue` and, given a final error instead of 100,
     // never sends the body; the connection must then close, or the next request's bytes are read as that body.
     let expects_continue = request
@@ -151,6 +171,23 @@ async fn handle(
         *response.body_mut() = axum::body::Body::empty();
     }
     let (operation, principal) = context.seen();
+    if let (Some(line), Some((bucket, key))) = (line, context.take_subject()) {
+        access_record::record(
+            &app,
+            &line,
+            (&bucket, key),
+            Answer {
+                surface: "s3",
+                operation,
+                request_id: &context.request_id,
+                principal: Some(&principal),
+                // s3s renders its errors itself; the status is recorded, the code is not.
+                error_code: None,
+                total_time: started.elapsed(),
+            },
+            &response,
+        );
+    }
     crate::pipeline::finish(
         &app,
         "s3",
@@ -162,6 +199,14 @@ async fn handle(
         operation,
         Some(&principal),
     )
+}
+
+/// The request line an access log record needs, taken only when some bucket's logging is on.
+fn state_line(app: &AppState, request: &Request) -> Option<RequestLine> {
+    if !app.access_log.any() {
+        return None;
+    }
+    Some(RequestLine::of_request(request))
 }
 
 /// Runs the request through s3s. A GET or HEAD with a `Range` header S3 ignores runs twice (`range.rs`): s3s

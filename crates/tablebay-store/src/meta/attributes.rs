@@ -25,6 +25,8 @@ pub enum AttributeKey {
     Tags,
     /// The maintenance job status (all job types in one JSON object).
     MaintenanceStatus,
+    /// The server access logging configuration (bucket only).
+    Logging,
     /// The write lock of a table that a migration still owns (`{"migrationId": …}`); absent once completed.
     MigrationLock,
 }
@@ -40,6 +42,7 @@ impl AttributeKey {
             Self::Metrics => "metrics",
             Self::Tags => "tags",
             Self::MaintenanceStatus => "maintenance-status",
+            Self::Logging => "logging",
             Self::MigrationLock => "migration-lock",
         }
     }

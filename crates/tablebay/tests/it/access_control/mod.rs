@@ -306,6 +306,14 @@ fn op_for(action: Action, f: &Fixture, owner: &str) -> Op {
             format!("/buckets/{b}/encryption"),
             Value::Null,
         ),
+        // An empty status is valid (it turns logging off) and needs no target bucket in the fixture.
+        A::PutTableBucketLogging => (
+            M::PUT,
+            Tables,
+            format!("/buckets/{b}/logging"),
+            json!({"tableBucketLoggingStatus": {}}),
+        ),
+        A::GetTableBucketLogging => (M::GET, Tables, format!("/buckets/{b}/logging"), Value::Null),
         A::GetTableMaintenanceConfiguration => {
             (M::GET, Tables, format!("{t}/maintenance"), Value::Null)
         }
