@@ -20,6 +20,7 @@
 # clients/jvm/flink: Spark 3.5 and Flink 1.20 with Iceberg 1.10.1's REST catalog, SigV4 and S3FileIO; jars by
 # scripts/jvm-pipeline-build.sh), rck (Iceberg's REST Compatibility Kit, of Iceberg 1.10.1 and 1.11.0, by
 # scripts/rck.sh; every failure must be listed with its reason in clients/jvm-rck/expected-failures-<version>.txt),
+# migration (clients/python/test_migration.py: table migration from Iceberg's RESTCatalogServer and from SeaweedFS),
 # console (clients/python/test_console.py: the web console in Debian's headless chromium through Selenium;
 # scripts/browser.sh installs the browser), chaos
 # (clients/python/test_chaos.py: three instances on a PostgreSQL of their own and SeaweedFS behind HAProxy, under
@@ -57,6 +58,7 @@ STAGES=(
     "rck|stage_rck|cargo-build python-env jvm-tools"
     "console|stage_console|cargo-build python-env"
     "chaos|stage_chaos|cargo-build python-env postgres"
+    "migration|stage_migration|cargo-build python-env jvm-tools"
 )
 
 # Stages run in subshells (so `set -e` holds inside them); one that must hand a variable to later stages
@@ -118,7 +120,16 @@ run_pytest() {
 
 stage_python_clients() {
     run_pytest clients/python --ignore-glob='*/test_s3_*.py' --ignore=clients/python/test_power_loss.py \
-        --ignore=clients/python/test_console.py --ignore=clients/python/test_chaos.py
+        --ignore=clients/python/test_console.py --ignore=clients/python/test_chaos.py \
+        --ignore=clients/python/test_migration.py
+}
+
+# Table migration from real sources: Iceberg's RESTCatalogServer (Java; jars by scripts/rest-source.sh) and a
+# table on SeaweedFS (scripts/seaweedfs.sh; skipped with the reason when `weed` cannot be built). It runs after
+# chaos, which builds `weed` first on a fresh machine.
+stage_migration() {
+    scripts/rest-source.sh classpath >/dev/null
+    run_pytest clients/python/test_migration.py
 }
 
 # The web console in a real browser: Debian's chromium and chromium-driver (scripts/browser.sh installs them when

@@ -597,6 +597,8 @@ impl Catalog {
         } else {
             table.clone()
         };
+        // A table a migration still owns is written by that migration only (`migration_target.rs`).
+        self.check_writable(table.id).await?;
         let current = self.with_metadata(table).await?;
         // A replica takes commits from its replication worker only (through UpdateTableMetadataLocation): every
         // client commit, and maintenance, which the replica mirrors from its source, is refused.

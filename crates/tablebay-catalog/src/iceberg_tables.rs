@@ -203,25 +203,36 @@ impl Catalog {
         let metadata = definition.build_metadata(table_id, &location)?;
         self.table_files(table_id).check_metadata(&metadata)?;
         // The client writes data files before it commits the create: its storage must resolve already.
-        let owner = &namespace.bucket.arn;
-        self.meta
-            .record_detached_storage(
-                table_id,
-                owner.account.as_str(),
-                owner.name.as_str(),
-                "staged",
-                Utc::now(),
-            )
-            .await?;
-        // The files the client writes before the create commits are encrypted as the table will be.
-        let encryption = self.bucket_encryption(&namespace.bucket).await?;
-        self.set_setting(table_id, AttributeKey::Encryption, &encryption)
+        self.detach_new_storage(namespace, table_id, "staged")
             .await?;
         Ok(StagedTable {
             table_id,
             location,
             metadata,
         })
+    }
+
+    /// Records the storage of a table that has no row yet (a staged create, a migration) as its bucket's, so
+    /// that files can be written to it before the row exists, encrypted as the table will be.
+    pub(crate) async fn detach_new_storage(
+        &self,
+        namespace: &Namespace,
+        table_id: Uuid,
+        reason: &str,
+    ) -> Result<(), ServiceError> {
+        let owner = &namespace.bucket.arn;
+        self.meta
+            .record_detached_storage(
+                table_id,
+                owner.account.as_str(),
+                owner.name.as_str(),
+                reason,
+                Utc::now(),
+            )
+            .await?;
+        let encryption = self.bucket_encryption(&namespace.bucket).await?;
+        self.set_setting(table_id, AttributeKey::Encryption, &encryption)
+            .await
     }
 
     /// Inserts the row of a table whose first metadata file is already written, with the bucket's default

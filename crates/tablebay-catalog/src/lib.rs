@@ -19,6 +19,7 @@ mod idempotency;
 mod maintenance;
 mod metadata;
 mod metadata_cache;
+mod migration_target;
 mod names;
 mod namespace;
 mod namespace_properties;
@@ -48,6 +49,7 @@ pub use maintenance::{
 };
 pub use metadata::{TableDefinition, metadata_json};
 pub use metadata_cache::{LoadedMetadata, SnapshotRefInfo};
+pub use migration_target::MigrationLock;
 pub use names::{BucketName, NamespaceName, TableName};
 pub use namespace::Namespace;
 pub use namespace_properties::PropertiesUpdate;
@@ -66,7 +68,7 @@ pub use settings::{
 };
 pub use storage::TableStorage;
 pub use table::{NewTable, Table, TableRef};
-pub use table_files::{MAX_TABLE_FILE_RANGE, TableFiles};
+pub use table_files::{MAX_TABLE_FILE_RANGE, PATH_PROPERTIES, TableFiles};
 pub use table_metrics::{MAINTENANCE_JOBS, MAX_BUCKETS, MAX_TABLES_PER_BUCKET, TableCounters};
 pub use views::{IcebergView, ViewChange, ViewDefinition, ViewRequirement};
 

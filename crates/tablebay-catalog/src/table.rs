@@ -407,6 +407,7 @@ impl Catalog {
             ));
         }
         let mut current = self.table(table).await?;
+        self.check_writable(current.id).await?;
         // A table's metadata lies in its own storage: the server reads it on the callers' behalf (loads,
         // commits, maintenance), so another table's file here would let them read that table's rows.
         self.table_files(current.id)

@@ -37,8 +37,8 @@ pub const MAX_TABLE_FILE_RANGE: u64 = 256 * 1024 * 1024;
 const MAX_TABLE_FILE_READ: u64 = 64 * 1024 * 1024;
 
 /// Table properties that tell writers (and compaction) where to put files (Java `TableProperties`); each must
-/// lie in the table's storage like the files themselves.
-const PATH_PROPERTIES: &[&str] = &[
+/// lie in the table's storage like the files themselves (a migrated table drops them).
+pub const PATH_PROPERTIES: &[&str] = &[
     "write.data.path",
     "write.metadata.path",
     "write.object-storage.path",

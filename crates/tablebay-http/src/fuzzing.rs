@@ -257,6 +257,26 @@ pub fn control_plane_route(
         E::UntagResource { arn, .. } | E::ListTagsForResource { arn } => {
             names.arns.push(arn.clone());
         }
+        E::StartTableMigration { request } => {
+            names.reads_body = true;
+            if let Some(destination) = &request.destination_table {
+                names.buckets.push(destination.table_bucket_arn.clone());
+            }
+        }
+        E::SyncTableMigration { table_arn, .. } => {
+            names.reads_body = true;
+            names.arns.push(table_arn.clone());
+        }
+        E::UpdateTableMigration { table_arn, .. } => {
+            names.reads_body = true;
+            names.arns.extend(table_arn.clone());
+        }
+        E::CompleteTableMigration { table_arn } => names.arns.push(table_arn.clone()),
+        E::GetTableMigration { table_arn, .. } => names.arns.extend(table_arn.clone()),
+        E::ListTableMigrations { query } => {
+            names.buckets.extend(query.bucket.clone());
+            names.arns.extend(query.table_arn.clone());
+        }
     }
     Ok(names)
 }

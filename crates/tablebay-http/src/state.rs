@@ -58,6 +58,8 @@ pub struct AppState {
     pub access_log: Arc<AccessLog>,
     /// The maintenance service (run-now, run records, metrics); absent in servers built without it.
     pub maintenance: Option<Arc<JobRunner>>,
+    /// The table migration service; absent in servers built without it.
+    pub migrations: Option<tablebay_migration::Migrations>,
     /// Memory for request bodies that no verified signature covers yet.
     pub(crate) body_budget: BodyBudget,
     /// The web console's open sessions.
@@ -88,6 +90,7 @@ impl AppState {
             iceberg: Arc::new(iceberg),
             access_log: Arc::default(),
             maintenance: None,
+            migrations: None,
             body_budget: BodyBudget::new(DEFAULT_BODY_BUDGET_BYTES),
             console_sessions: Arc::default(),
             console_inspections: Arc::default(),
@@ -98,6 +101,13 @@ impl AppState {
     #[must_use]
     pub fn with_maintenance(mut self, runner: Arc<JobRunner>) -> Self {
         self.maintenance = Some(runner);
+        self
+    }
+
+    /// The same state with the table migration service.
+    #[must_use]
+    pub fn with_migrations(mut self, migrations: tablebay_migration::Migrations) -> Self {
+        self.migrations = Some(migrations);
         self
     }
 

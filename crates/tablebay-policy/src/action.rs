@@ -158,6 +158,18 @@ actions! {
     RenameTable = true,
     /// `oss:UpdateTableMetadataLocation`.
     UpdateTableMetadataLocation = true,
+    /// `s3tables:StartTableMigration` (AWS's model; not in the OSS guide).
+    StartTableMigration = false,
+    /// `s3tables:SyncTableMigration`.
+    SyncTableMigration = false,
+    /// `s3tables:UpdateTableMigration`.
+    UpdateTableMigration = false,
+    /// `s3tables:CompleteTableMigration`.
+    CompleteTableMigration = false,
+    /// `s3tables:GetTableMigration`.
+    GetTableMigration = false,
+    /// `s3tables:ListTableMigrations`.
+    ListTableMigrations = false,
     /// `oss:GetTableData`: reading table files (data plane, Iceberg `loadTable`).
     GetTableData = true,
     /// `oss:PutTableData`: writing table files (data plane, Iceberg `createTable`/`updateTable`).
@@ -270,6 +282,12 @@ mod tests {
         ("DeleteTableReplication", false),
         ("GetTableReplicationStatus", true),
         ("DisassociateTableReplication", true),
+        ("StartTableMigration", false),
+        ("SyncTableMigration", false),
+        ("UpdateTableMigration", false),
+        ("CompleteTableMigration", false),
+        ("GetTableMigration", false),
+        ("ListTableMigrations", false),
         ("PutTableBucketLogging", false),
         ("GetTableBucketLogging", false),
     ];

@@ -91,6 +91,10 @@ pub struct ServeArgs {
     /// Also append the audit events (every mutation and every denial, as JSON lines) to this file.
     #[arg(long, env = "TABLEBAY_AUDIT_LOG")]
     audit_log: Option<PathBuf>,
+    /// The one local directory whose `file:` paths a table migration's source may name (a warehouse on this
+    /// machine). Unset: migrations read S3 sources only, never this machine's files.
+    #[arg(long, env = "TABLEBAY_MIGRATION_LOCAL_ROOT")]
+    migration_local_root: Option<PathBuf>,
     /// Shortest `DurationSeconds` STS accepts (default 900, as AWS; lower values are for testing expiry).
     #[arg(long, env = "TABLEBAY_STS_MIN_DURATION_SECS")]
     sts_min_duration_secs: Option<i64>,
@@ -186,6 +190,7 @@ struct FileConfig {
     durability: Option<String>,
     multipart_expiry_hours: Option<f64>,
     audit_log: Option<PathBuf>,
+    migration_local_root: Option<PathBuf>,
     sts_min_duration_secs: Option<i64>,
     maintenance_workers: Option<usize>,
     maintenance_poll_seconds: Option<f64>,
@@ -244,6 +249,8 @@ pub struct Config {
     pub multipart_expiry: Option<Duration>,
     /// A file that receives a copy of the audit events.
     pub audit_log: Option<PathBuf>,
+    /// The local directory migration sources may read (`file:` paths), canonical; none by default.
+    pub migration_local_root: Option<PathBuf>,
     /// Shortest STS session in seconds.
     pub sts_min_duration_secs: i64,
     /// Maintenance workers, sweep, leases and the test-shortened day.
@@ -464,6 +471,13 @@ impl Config {
             durability,
             multipart_expiry,
             audit_log: args.audit_log.or(file.audit_log),
+            migration_local_root: match args.migration_local_root.or(file.migration_local_root) {
+                None => None,
+                Some(dir) => Some(
+                    std::fs::canonicalize(&dir)
+                        .with_context(|| format!("migration local root {}", dir.display()))?,
+                ),
+            },
             sts_min_duration_secs,
             keys,
             generated_key_at,

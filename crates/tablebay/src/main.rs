@@ -1,4 +1,4 @@
-//! The `tablebay` command: `tablebay serve` runs the server; `tablebay maintenance …` talks to a running one.
+//! The `tablebay` command: `tablebay serve` runs the server; `tablebay maintenance …` and `tablebay migration …` talk to a running one.
 //! Configuration is in `config.rs`, the wiring of stores, services and listeners in `serve.rs`.
 
 mod admin;
@@ -7,6 +7,7 @@ mod compact;
 mod config;
 mod listener;
 mod maintenance_cli;
+mod migration_cli;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -41,6 +42,9 @@ enum Command {
     /// Table maintenance on a running server: run a job now, list recorded runs.
     #[command(subcommand)]
     Maintenance(maintenance_cli::MaintenanceCommand),
+    /// Table migration on a running server: start, sync, update, complete, get, list (docs/migration.md).
+    #[command(subcommand)]
+    Migration(migration_cli::MigrationCommand),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -66,6 +70,12 @@ fn main() -> anyhow::Result<()> {
                 .enable_all()
                 .build()?;
             runtime.block_on(maintenance_cli::run(command))
+        }
+        Command::Migration(command) => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(migration_cli::run(command))
         }
     }
 }

@@ -140,7 +140,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let maintenance = JobRunner::new(catalog.clone(), meta.clone(), config.maintenance.clone());
     let replication_meta = meta.clone();
     let iam = Iam::new(
-        meta,
+        meta.clone(),
         catalog.clone(),
         IamConfig {
             region: config.region.clone(),
@@ -165,7 +165,14 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .await
         .context("creating the default account")?;
     let replication_parts = (catalog.clone(), iam.clone());
-    let state = AppState::new(catalog, iam).with_maintenance(maintenance.clone());
+    let migrations = tablebay_migration::Migrations::new(
+        catalog.clone(),
+        meta.clone(),
+        config.migration_local_root.clone(),
+    );
+    let state = AppState::new(catalog, iam)
+        .with_maintenance(maintenance.clone())
+        .with_migrations(migrations);
 
     let tables = TcpListener::bind(config.tables_addr)
         .await

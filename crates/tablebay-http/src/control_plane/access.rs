@@ -201,6 +201,58 @@ pub(crate) async fn resolve(
         E::GetTableStorageClass { table: path } => {
             on_table(cx, A::GetTable, path, &mut table).await?
         }
+        E::StartTableMigration { request } => {
+            let destination = request.destination_table.as_ref().ok_or_else(|| {
+                ControlPlaneError::BadRequest("Missing required parameter destinationTable".into())
+            })?;
+            let resource = naming_table(
+                bucket_of(&destination.table_bucket_arn)?,
+                &destination.namespace,
+                &destination.name,
+            );
+            // The migration creates the table and writes its data.
+            vec![
+                Need::action(A::StartTableMigration, resource.clone()),
+                Need::action(A::CreateTable, resource.clone()),
+                Need::action(A::PutTableData, resource),
+            ]
+        }
+        E::SyncTableMigration { table_arn, .. } => {
+            by_arn(A::SyncTableMigration, table_arn, &mut table)?
+        }
+        E::CompleteTableMigration { table_arn } => {
+            by_arn(A::CompleteTableMigration, table_arn, &mut table)?
+        }
+        E::UpdateTableMigration {
+            table_arn: Some(arn),
+            ..
+        } => by_arn(A::UpdateTableMigration, arn, &mut table)?,
+        E::GetTableMigration {
+            table_arn: Some(arn),
+            ..
+        } => by_arn(A::GetTableMigration, arn, &mut table)?,
+        // By migration id: the account's own migrations only (the service answers 404 for another's).
+        E::UpdateTableMigration {
+            table_arn: None, ..
+        } => vec![Need::action(
+            A::UpdateTableMigration,
+            Resource::Account(cx.account.clone()),
+        )],
+        E::GetTableMigration {
+            table_arn: None, ..
+        } => vec![Need::action(
+            A::GetTableMigration,
+            Resource::Account(cx.account.clone()),
+        )],
+        E::ListTableMigrations { query } => match (&query.table_arn, &query.bucket) {
+            (Some(arn), _) => by_arn(A::ListTableMigrations, arn, &mut table)?,
+            (None, Some(bucket)) => on_bucket(A::ListTableMigrations, bucket)?,
+            (None, None) => {
+                return Err(ControlPlaneError::BadRequest(
+                    "Missing required parameter tableBucketARN or tableARN".into(),
+                ));
+            }
+        },
         E::ListTagsForResource { arn } => match ResourceArn::parse(arn)? {
             ResourceArn::Bucket(bucket) => {
                 vec![Need::action(A::GetTableBucket, Resource::Bucket(bucket))]

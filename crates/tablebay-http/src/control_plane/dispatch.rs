@@ -14,7 +14,7 @@ use super::error::ControlPlaneError;
 use super::request::RequestContext;
 use super::router::{Endpoint, route};
 use super::{
-    buckets, encryption, logging, maintenance, namespaces, policies, record_expiration,
+    buckets, encryption, logging, maintenance, migrations, namespaces, policies, record_expiration,
     replication, storage, tables, tagging, virtual_host,
 };
 use crate::pipeline::{self, Context, Need, RequestBody, Schemes, Surface};
@@ -65,7 +65,7 @@ impl Surface for ControlPlane {
             role: (cx.principal.kind == PrincipalKind::Role)
                 .then(|| (cx.principal.account_id.clone(), cx.principal.name.clone())),
         };
-        dispatch(cx.catalog(), &ctx, resolved).await
+        dispatch(cx.catalog(), cx.app.migrations.as_ref(), &ctx, resolved).await
     }
 }
 
@@ -76,6 +76,7 @@ pub(crate) async fn handle(State(app): State<AppState>, request: Request) -> Res
 
 async fn dispatch(
     catalog: &Catalog,
+    migration: Option<&tablebay_migration::Migrations>,
     ctx: &RequestContext,
     resolved: Resolved,
 ) -> Result<Response, ControlPlaneError> {
@@ -219,6 +220,47 @@ async fn dispatch(
         E::GetTableReplicationStatus { .. } => replication::status(catalog, &table()?).await,
         E::DisassociateTableReplication { .. } => {
             replication::disassociate(catalog, ctx, &table()?).await
+        }
+        E::StartTableMigration { request } => migrations::start(migration, ctx, *request).await,
+        E::SyncTableMigration { request, .. } => {
+            migrations::sync(migration, catalog, &table()?, request).await
+        }
+        E::UpdateTableMigration {
+            migration_id,
+            request,
+            table_arn,
+        } => {
+            let table = table_arn.map(|_| table()).transpose()?;
+            migrations::update(
+                migration,
+                catalog,
+                ctx,
+                migration_id.as_deref(),
+                table.as_ref(),
+                request,
+            )
+            .await
+        }
+        E::CompleteTableMigration { .. } => {
+            migrations::complete(migration, catalog, &table()?).await
+        }
+        E::GetTableMigration {
+            migration_id,
+            table_arn,
+        } => {
+            let table = table_arn.map(|_| table()).transpose()?;
+            migrations::get(
+                migration,
+                catalog,
+                ctx,
+                migration_id.as_deref(),
+                table.as_ref(),
+            )
+            .await
+        }
+        E::ListTableMigrations { query } => {
+            let table = query.table_arn.as_ref().map(|_| table()).transpose()?;
+            migrations::list(migration, catalog, table.as_ref(), &query).await
         }
         E::TagResource { arn, request } => tagging::tag(catalog, &arn, request).await,
         E::UntagResource { arn, tag_keys } => tagging::untag(catalog, &arn, &tag_keys).await,

@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use tablebay_auth::AuthError;
 use tablebay_catalog::ServiceError;
+use tablebay_migration::MigrationError;
 
 use crate::pipeline::{PipelineError, WireError};
 
@@ -83,6 +84,26 @@ impl From<ServiceError> for ControlPlaneError {
 }
 
 /// The control plane's (and admin's) answer to a failed authentication.
+impl From<MigrationError> for ControlPlaneError {
+    /// A request the migration service refused (a run's own failures are recorded, not answered).
+    fn from(e: MigrationError) -> Self {
+        match e {
+            MigrationError::Catalog(e) => e.into(),
+            MigrationError::Invalid(msg)
+            | MigrationError::SourceNotSupported(msg)
+            | MigrationError::Source(msg) => Self::BadRequest(msg),
+            MigrationError::NotFound(msg) | MigrationError::SourceNotFound(msg) => {
+                Self::NotFound(msg)
+            }
+            MigrationError::Conflict(msg) => Self::Conflict(msg),
+            MigrationError::Denied(msg) | MigrationError::SourcePermissions(msg) => {
+                Self::AccessDenied(msg)
+            }
+            MigrationError::Internal(msg) => Self::Internal(msg),
+        }
+    }
+}
+
 fn auth_error(e: AuthError) -> ControlPlaneError {
     ControlPlaneError::Forbidden(match e {
         AuthError::Missing => "Missing Authentication Token".to_string(),

@@ -8,6 +8,8 @@ mod encryption;
 mod error;
 mod logging;
 mod maintenance;
+mod migration_wire;
+mod migrations;
 mod namespaces;
 mod policies;
 mod record_expiration;

@@ -9,6 +9,9 @@ use percent_encoding::percent_decode_str;
 use serde::de::DeserializeOwned;
 
 use super::error::ControlPlaneError;
+use super::migration_wire::{
+    StartTableMigrationRequest, SyncTableMigrationRequest, UpdateTableMigrationRequest,
+};
 use super::wire::{
     CreateNamespaceRequest, CreateTableBucketRequest, CreateTableRequest, EncryptionBody,
     PutMaintenanceRequest, PutRecordExpirationRequest, PutReplicationRequest, RenameTableRequest,
@@ -33,6 +36,19 @@ pub(crate) struct ListQuery {
     pub continuation_token: Option<String>,
     /// `maxBuckets` / `maxNamespaces` / `maxTables`, unparsed.
     pub max: Option<String>,
+}
+
+/// ListTableMigrations' query, unparsed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct MigrationListQuery {
+    pub bucket: Option<String>,
+    pub table_arn: Option<String>,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub state: Option<String>,
+    pub has_valid_plan: Option<String>,
+    pub max_results: Option<String>,
+    pub next_token: Option<String>,
 }
 
 /// How GetTable names its table: `/get-table?tableArn=` or `?tableBucketARN=&namespace=&name=`, or the legacy path.
@@ -221,6 +237,29 @@ pub(crate) enum Endpoint {
     DisassociateTableReplication {
         table_arn: String,
     },
+    StartTableMigration {
+        /// Boxed: the source members make it the largest request by far.
+        request: Box<StartTableMigrationRequest>,
+    },
+    SyncTableMigration {
+        table_arn: String,
+        request: SyncTableMigrationRequest,
+    },
+    UpdateTableMigration {
+        table_arn: Option<String>,
+        migration_id: Option<String>,
+        request: UpdateTableMigrationRequest,
+    },
+    CompleteTableMigration {
+        table_arn: String,
+    },
+    GetTableMigration {
+        table_arn: Option<String>,
+        migration_id: Option<String>,
+    },
+    ListTableMigrations {
+        query: MigrationListQuery,
+    },
     TagResource {
         arn: String,
         request: TagsBody,
@@ -281,9 +320,33 @@ impl Endpoint {
             | E::GetTableReplication { table_arn: arn }
             | E::DeleteTableReplication { table_arn: arn, .. }
             | E::GetTableReplicationStatus { table_arn: arn }
-            | E::DisassociateTableReplication { table_arn: arn } => {
-                arn.split_once("/table/").map(|(bucket, _)| bucket)
+            | E::DisassociateTableReplication { table_arn: arn }
+            | E::SyncTableMigration { table_arn: arn, .. }
+            | E::CompleteTableMigration { table_arn: arn }
+            | E::UpdateTableMigration {
+                table_arn: Some(arn),
+                ..
             }
+            | E::GetTableMigration {
+                table_arn: Some(arn),
+                ..
+            } => arn.split_once("/table/").map(|(bucket, _)| bucket),
+            E::StartTableMigration { request } => request
+                .destination_table
+                .as_ref()
+                .map(|d| d.table_bucket_arn.as_str()),
+            E::ListTableMigrations { query } => match (&query.bucket, &query.table_arn) {
+                (Some(bucket), _) => Some(bucket.as_str()),
+                (None, Some(arn)) => arn.split_once("/table/").map(|(bucket, _)| bucket),
+                (None, None) => None,
+            },
+            // Named by migration id alone: the service checks the migration is the caller's account's.
+            E::UpdateTableMigration {
+                table_arn: None, ..
+            }
+            | E::GetTableMigration {
+                table_arn: None, ..
+            } => None,
             E::GetTable {
                 table: GetTableSelector::Path(table),
             }
@@ -364,6 +427,12 @@ impl Endpoint {
             Self::DeleteTableReplication { .. } => "DeleteTableReplication",
             Self::GetTableReplicationStatus { .. } => "GetTableReplicationStatus",
             Self::DisassociateTableReplication { .. } => "DisassociateTableReplication",
+            Self::StartTableMigration { .. } => "StartTableMigration",
+            Self::SyncTableMigration { .. } => "SyncTableMigration",
+            Self::UpdateTableMigration { .. } => "UpdateTableMigration",
+            Self::CompleteTableMigration { .. } => "CompleteTableMigration",
+            Self::GetTableMigration { .. } => "GetTableMigration",
+            Self::ListTableMigrations { .. } => "ListTableMigrations",
             Self::TagResource { .. } => "TagResource",
             Self::UntagResource { .. } => "UntagResource",
             Self::ListTagsForResource { .. } => "ListTagsForResource",
@@ -678,6 +747,57 @@ pub(crate) fn route(
                 "The method {m} is not allowed on {path}"
             )));
         }
+        (Method::POST, ["start-table-migration"]) => E::StartTableMigration {
+            request: Box::new(json(body)?),
+        },
+        (Method::POST, ["sync-table-migration"]) => {
+            let request: SyncTableMigrationRequest = json(body)?;
+            E::SyncTableMigration {
+                table_arn: request.table_arn.clone().ok_or_else(|| {
+                    ControlPlaneError::BadRequest("Missing required parameter tableARN".into())
+                })?,
+                request,
+            }
+        }
+        (Method::POST, ["update-table-migration"]) => E::UpdateTableMigration {
+            table_arn: first(&q, "tableARN"),
+            migration_id: first(&q, "migrationId"),
+            request: json(body)?,
+        },
+        (Method::POST, ["complete-table-migration"]) => E::CompleteTableMigration {
+            table_arn: required(&q, "tableARN")?,
+        },
+        (Method::GET, ["get-table-migration"]) => E::GetTableMigration {
+            table_arn: first(&q, "tableARN"),
+            migration_id: first(&q, "migrationId"),
+        },
+        (Method::GET, ["list-table-migrations"]) => E::ListTableMigrations {
+            query: MigrationListQuery {
+                bucket: first(&q, "tableBucketARN"),
+                table_arn: first(&q, "tableARN"),
+                namespace: first(&q, "namespace"),
+                name: first(&q, "name"),
+                state: first(&q, "state"),
+                has_valid_plan: first(&q, "hasValidPlan"),
+                max_results: first(&q, "maxResults"),
+                next_token: first(&q, "nextToken"),
+            },
+        },
+        (
+            m,
+            [
+                "start-table-migration"
+                | "sync-table-migration"
+                | "update-table-migration"
+                | "complete-table-migration"
+                | "get-table-migration"
+                | "list-table-migrations",
+            ],
+        ) => {
+            return Err(ControlPlaneError::MethodNotAllowed(format!(
+                "The method {m} is not allowed on {path}"
+            )));
+        }
         (m, ["table-record-expiration" | "table-record-expiration-job-status"]) => {
             return Err(ControlPlaneError::MethodNotAllowed(format!(
                 "The method {m} is not allowed on {path}"
@@ -713,6 +833,9 @@ mod tests {
     const EXPIRATION_BODY: &str = r#"{"value":{"status":"enabled","settings":{"days":7}}}"#;
     const REPLICATION_BODY: &str = r#"{"configuration":{"role":"arn:aws:iam::111122223333:role/r","rules":[{"destinations":[{"destinationTableBucketARN":"arn:aws:s3tables:us-east-1:111122223333:bucket/d"}]}]}}"#;
     const TABLE_ARN: &str = "arn:aws:s3tables:us-east-1:111122223333:bucket/mybucket/table/x";
+    const UPDATE_MIGRATION_BODY: &str = r#"{"requestedState":"queued"}"#;
+    const MIGRATION_TABLE_Q: &str =
+        "tableARN=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket%2Ftable%2Fx";
     const TABLE_Q: &str =
         "tableArn=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket%2Ftable%2Fx";
 
@@ -1013,6 +1136,33 @@ mod tests {
             ),
             (
                 Method::GET,
+                "/get-table-migration".into(),
+                Some("migrationId=0190d6f0-0000-7000-8000-000000000000"),
+                Endpoint::GetTableMigration {
+                    table_arn: None,
+                    migration_id: Some("0190d6f0-0000-7000-8000-000000000000".into()),
+                },
+            ),
+            (
+                Method::POST,
+                "/complete-table-migration".into(),
+                Some(MIGRATION_TABLE_Q),
+                Endpoint::CompleteTableMigration {
+                    table_arn: TABLE_ARN.into(),
+                },
+            ),
+            (
+                Method::POST,
+                "/update-table-migration".into(),
+                Some("migrationId=m1"),
+                Endpoint::UpdateTableMigration {
+                    table_arn: None,
+                    migration_id: Some("m1".into()),
+                    request: parsed(UPDATE_MIGRATION_BODY),
+                },
+            ),
+            (
+                Method::GET,
                 "/replication-status".into(),
                 Some(TABLE_Q),
                 Endpoint::GetTableReplicationStatus {
@@ -1025,6 +1175,21 @@ mod tests {
                 Some(TABLE_Q),
                 Endpoint::DisassociateTableReplication {
                     table_arn: TABLE_ARN.into(),
+                },
+            ),
+            (
+                Method::GET,
+                "/list-table-migrations".into(),
+                Some(
+                    "tableBucketARN=arn%3Aaws%3As3tables%3Aus-east-1%3A111122223333%3Abucket%2Fmybucket&state=failed&maxResults=5",
+                ),
+                Endpoint::ListTableMigrations {
+                    query: MigrationListQuery {
+                        bucket: Some(ARN.into()),
+                        state: Some("failed".into()),
+                        max_results: Some("5".into()),
+                        ..MigrationListQuery::default()
+                    },
                 },
             ),
             // A raw `:` and a proxy-decoded `%2F` are both tolerated.
@@ -1074,6 +1239,7 @@ mod tests {
                 Endpoint::PutTableRecordExpirationConfiguration { .. } => EXPIRATION_BODY,
                 Endpoint::PutTableBucketReplication { .. }
                 | Endpoint::PutTableReplication { .. } => REPLICATION_BODY,
+                Endpoint::UpdateTableMigration { .. } => UPDATE_MIGRATION_BODY,
                 _ => "",
             };
             let body = RequestBody::new(bytes::Bytes::from(body));
@@ -1123,6 +1289,15 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, ControlPlaneError::BadRequest(_)), "{err:?}");
+        // Migration operations keep their model's methods; Complete and Sync need their table.
+        let err = route(&Method::GET, "/start-table-migration", None, &none).unwrap_err();
+        assert!(
+            matches!(err, ControlPlaneError::MethodNotAllowed(_)),
+            "{err:?}"
+        );
+        assert!(route(&Method::POST, "/complete-table-migration", None, &none).is_err());
+        let no_table = RequestBody::new(bytes::Bytes::from_static(b"{\"roleARN\":\"r\"}"));
+        assert!(route(&Method::POST, "/sync-table-migration", None, &no_table).is_err());
         // A body is parsed once, strictly: not UTF-8, not JSON, or the wrong shape is a 400.
         for body in [&b"{\"name\":\"b\xff\"}"[..], b"{", b"[]", b"{\"name\":1}"] {
             let body = RequestBody::new(bytes::Bytes::copy_from_slice(body));

@@ -31,6 +31,8 @@ pub enum AttributeKey {
     ReplicationStatus,
     /// The server access logging configuration (bucket only).
     Logging,
+    /// The write lock of a table that a migration still owns (`{"migrationId": …}`); absent once completed.
+    MigrationLock,
 }
 
 impl AttributeKey {
@@ -47,6 +49,7 @@ impl AttributeKey {
             Self::Replication => "replication",
             Self::ReplicationStatus => "replication-status",
             Self::Logging => "logging",
+            Self::MigrationLock => "migration-lock",
         }
     }
 }

@@ -67,6 +67,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "blob deletions",
         include_str!("../../migrations/sqlite/0008_blob_deletions.sql"),
     ),
+    (
+        9,
+        "table migrations",
+        include_str!("../../migrations/sqlite/0009_table_migrations.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -108,6 +113,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         8,
         "blob deletions",
         include_str!("../../migrations/postgres/0008_blob_deletions.sql"),
+    ),
+    (
+        9,
+        "table migrations",
+        include_str!("../../migrations/postgres/0009_table_migrations.sql"),
     ),
 ];
 

@@ -18,6 +18,7 @@ mod jobs;
 mod multipart;
 mod namespaces;
 mod objects;
+mod table_migrations;
 mod tables;
 mod views;
 
@@ -33,6 +34,7 @@ pub use namespaces::NamespaceRecord;
 pub use objects::{
     BlobSegment, KeyRange, KeyStart, ObjectRecord, RowSync, StoredChecksum, WriteCondition,
 };
+pub use table_migrations::TableMigrationRecord;
 pub use tables::{PointerSwap, TableRecord};
 pub use views::ViewRecord;
 

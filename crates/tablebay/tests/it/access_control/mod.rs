@@ -423,6 +423,31 @@ fn op_for(action: Action, f: &Fixture, owner: &str) -> Op {
             ),
             Value::Null,
         ),
+        A::StartTableMigration => {
+            // Accepted (202) whatever the source: the run fails later, and leaves no table.
+            let body = json!({"roleARN": "arn:aws:iam::111122223333:role/m", "sourceType": "icebergRestTable",
+                "source": {"icebergRestTable": {"uri": "http://127.0.0.1:1", "namespace": ["a"], "name": "t",
+                    "auth": {"type": "none"}}},
+                "destinationTable": {"tableBucketARN": f.bucket_arn, "namespace": "ns", "name": "migrated"},
+                "migrationOutput": {"bucket": "arn:aws:s3:::reports"}});
+            return Op::new(
+                M::POST,
+                Tables,
+                "/start-table-migration".into(),
+                body,
+                &[A::StartTableMigration, A::CreateTable, A::PutTableData],
+            );
+        }
+        A::ListTableMigrations => (
+            M::GET,
+            Tables,
+            format!("/list-table-migrations?tableBucketARN={b}"),
+            Value::Null,
+        ),
+        A::SyncTableMigration
+        | A::UpdateTableMigration
+        | A::CompleteTableMigration
+        | A::GetTableMigration => unreachable!("needs a migrated table: see needs_migration"),
         A::AssumeRole | A::GetSessionToken => unreachable!("not a table action"),
     };
     Op::new(method, surface, path, body, &[action])
