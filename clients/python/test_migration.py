@@ -302,8 +302,10 @@ def test_unreachable_source_fails_and_leaves_no_table(server, destination):
     assert got["failureReason"]["code"] == "resourceNotFound", got
     assert "unreachable" in got["failureReason"]["detail"], got
     assert "tableARN" not in got
-    # The secret is never shown back.
+    # The secret is never shown back, and the database holds it sealed (a sync needs it again).
     assert "secret-token" not in json.dumps(got, default=str)
+    stored = b"".join(p.read_bytes() for p in server.data_dir.glob("meta.db*"))
+    assert b"sealed1:" in stored and b"secret-token" not in stored
     with pytest.raises(ClientError) as missing:
         s3tables.get_table(tableBucketARN=destination, namespace="dst", name="unreachable")
     assert missing.value.response["Error"]["Code"] == "NotFoundException"

@@ -21,6 +21,7 @@ use tablebay_catalog::{
     TableBucket, TableName, TableRef,
 };
 use tablebay_store::MetaStore;
+use tablebay_store::encryption::{open_secret, seal_secret};
 use tablebay_store::meta::TableMigrationRecord;
 use uuid::Uuid;
 
@@ -434,7 +435,7 @@ impl Migrations {
             state: MigrationState::Planning.as_str().to_string(),
             created_at: now,
             state_updated_at: now,
-            document: to_json(&doc)?,
+            document: self.document_text(&doc).await?,
         };
         if let Err(e) = self.meta.insert_table_migration(&record).await {
             self.discard(table_id).await;
@@ -485,7 +486,7 @@ impl Migrations {
             state: MigrationState::Planning.as_str().to_string(),
             created_at: now,
             state_updated_at: now,
-            document: to_json(&doc)?,
+            document: self.document_text(&doc).await?,
             ..latest.record.clone()
         };
         self.meta.insert_table_migration(&record).await?;
@@ -528,7 +529,7 @@ impl Migrations {
                 id,
                 state.as_str(),
                 next.as_str(),
-                &to_json(&doc)?,
+                &self.document_text(&doc).await?,
                 Utc::now(),
             )
             .await?
@@ -569,7 +570,13 @@ impl Migrations {
         doc.completed = true;
         let state = MigrationState::Succeeded.as_str();
         self.meta
-            .update_table_migration(latest.record.id, state, state, &to_json(&doc)?, Utc::now())
+            .update_table_migration(
+                latest.record.id,
+                state,
+                state,
+                &self.document_text(&doc).await?,
+                Utc::now(),
+            )
             .await?;
         self.catalog.release_migration_lock(table.id).await?;
         Ok(())
@@ -614,7 +621,7 @@ impl Migrations {
             {
                 continue;
             }
-            let run = self.refresh(parse_run(record)?).await?;
+            let run = self.refresh(self.parse_run(record).await?).await?;
             let view = self.view(run).await?;
             if state.is_some_and(|s| s != view.state)
                 || has_valid_plan.is_some_and(|v| view.has_valid_plan != Some(v))
@@ -631,7 +638,7 @@ impl Migrations {
     pub(crate) async fn run(&self, account: &AccountId, id: Uuid) -> Result<Run, MigrationError> {
         let not_found = || MigrationError::NotFound(format!("The migration {id} does not exist"));
         let record = self.meta.table_migration(id).await?.ok_or_else(not_found)?;
-        let run = parse_run(record)?;
+        let run = self.parse_run(record).await?;
         let bucket = run.bucket_arn()?;
         if bucket.account != *account {
             return Err(not_found());
@@ -643,7 +650,7 @@ impl Migrations {
         let record = self.meta.table_migration(id).await?.ok_or_else(|| {
             MigrationError::NotFound(format!("The migration {id} does not exist"))
         })?;
-        parse_run(record)
+        self.parse_run(record).await
     }
 
     async fn latest_run(&self, table_id: Uuid) -> Result<Run, MigrationError> {
@@ -654,7 +661,7 @@ impl Migrations {
             .ok_or_else(|| {
                 MigrationError::NotFound("The table is not the destination of a migration".into())
             })?;
-        self.refresh(parse_run(record)?).await
+        self.refresh(self.parse_run(record).await?).await
     }
 
     /// A run whose instance died mid-way is failed once it has not moved for [`STALE_AFTER`].
@@ -709,7 +716,7 @@ impl Migrations {
                 run.record.id,
                 from.as_str(),
                 to.as_str(),
-                &to_json(&doc)?,
+                &self.document_text(&doc).await?,
                 Utc::now(),
             )
             .await?)
@@ -768,11 +775,38 @@ impl Migrations {
     }
 }
 
-fn parse_run(record: TableMigrationRecord) -> Result<Run, MigrationError> {
-    let doc = serde_json::from_str(&record.document).map_err(|e| {
-        MigrationError::Internal(format!("stored migration {} is unreadable: {e}", record.id))
-    })?;
-    Ok(Run { record, doc })
+impl Migrations {
+    /// A run's document as stored: the source configuration (which holds the source's credentials: a sync needs
+    /// them again) sealed with the server-managed master key, like IAM secrets, so a copy of the database alone
+    /// does not reveal them.
+    async fn document_text(&self, doc: &Document) -> Result<String, MigrationError> {
+        let mut value =
+            serde_json::to_value(doc).map_err(|e| MigrationError::Internal(e.to_string()))?;
+        let source = to_json(&doc.source)?;
+        let sealed = seal_secret(self.catalog.key_provider(), &source)
+            .await
+            .map_err(|e| MigrationError::Internal(format!("sealing a migration's source: {e}")))?;
+        value["source"] = serde_json::Value::String(sealed);
+        to_json(&value)
+    }
+
+    /// A stored run, its source configuration opened.
+    async fn parse_run(&self, record: TableMigrationRecord) -> Result<Run, MigrationError> {
+        let unreadable = |e: String| {
+            MigrationError::Internal(format!("stored migration {} is unreadable: {e}", record.id))
+        };
+        let mut value: serde_json::Value =
+            serde_json::from_str(&record.document).map_err(|e| unreadable(e.to_string()))?;
+        if let Some(sealed) = value.get("source").and_then(serde_json::Value::as_str) {
+            let source = open_secret(self.catalog.key_provider(), sealed)
+                .await
+                .map_err(|e| unreadable(e.to_string()))?;
+            value["source"] =
+                serde_json::from_str(&source).map_err(|e| unreadable(e.to_string()))?;
+        }
+        let doc = serde_json::from_value(value).map_err(|e| unreadable(e.to_string()))?;
+        Ok(Run { record, doc })
+    }
 }
 
 fn to_json<T: Serialize>(value: &T) -> Result<String, MigrationError> {
