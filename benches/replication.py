@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Replication lag benchmark: a source server takes PyIceberg appends at a steady rate (20 commits/s by default,
-spread over `--tables` tables, each with its own writer, since one PyIceberg writer on a debug build manages
-about 5 commits/s) replicated to a second server (its public APIs only, as docs/replication.md sets up); a poller
+spread over `--tables` tables, each with its own writer process, since one PyIceberg writer manages about 5 commits/s
+and writers in one process share its interpreter lock) replicated to a second server (its public APIs only, as docs/replication.md sets up); a poller
 per table watches its replica. The lag of a commit is the time from the source acknowledging it to the replica first holding that
 version (or a later one: versions are applied in order). Prints the median, p99 and max lag.
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import statistics
 import sys
@@ -71,14 +72,17 @@ def main() -> None:
         dest = remote_tables.create_table_bucket(name="bench-replica")["arn"]
         catalog = rest_catalog(source, bucket)
         catalog.create_namespace("ns")
-        s3 = boto3.session.Session(aws_access_key_id=ACCESS_KEY_ID, aws_secret_access_key=SECRET_ACCESS_KEY,
-                                   region_name=REGION).client(
-            "s3", endpoint_url=remote.s3_url, config=Config(s3={"addressing_style": "path"}))
-        stop = threading.Event()
+        stop = multiprocessing.get_context("fork").Event()
         data = pa.Table.from_pydict({"id": [1]}, schema=pa.schema([pa.field("id", pa.int64())]))
         period = args.tables / args.rate
 
-        def run(name: str, out: dict) -> None:
+        def run(name: str, results) -> None:
+            # A process of its own (forked): its own clients, nothing shared with the parent's connections.
+            out: dict = {}
+            tables = make_client(source.tables_url)
+            s3 = boto3.session.Session(aws_access_key_id=ACCESS_KEY_ID, aws_secret_access_key=SECRET_ACCESS_KEY,
+                                       region_name=REGION).client(
+                "s3", endpoint_url=remote.s3_url, config=Config(s3={"addressing_style": "path"}))
             table = rest_catalog(source, bucket).create_table(
                 f"ns.{name}", schema=Schema(NestedField(1, "id", LongType(), required=False)),
                 properties={"write.metadata.previous-versions-max": "100000"})
@@ -131,13 +135,16 @@ def main() -> None:
                     raise SystemExit(f"{name}: commit {i} never reached the replica")
                 lags.append(max(0.0, visible - acked))
             out["lags"] = lags
+            results.put(out)
 
-        results = [dict() for _ in range(args.tables)]
-        writers = [threading.Thread(target=run, args=(f"t{i}", results[i])) for i in range(args.tables)]
+        fork = multiprocessing.get_context("fork")
+        queue = fork.Queue()
+        writers = [fork.Process(target=run, args=(f"t{i}", queue)) for i in range(args.tables)]
         for w in writers:
             w.start()
         time.sleep(args.seconds)
         stop.set()
+        results = [queue.get(timeout=300) for _ in writers]
         for w in writers:
             w.join()
         lags = [lag for r in results for lag in r["lags"]]
