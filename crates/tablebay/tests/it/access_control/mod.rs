@@ -444,13 +444,41 @@ fn op_for(action: Action, f: &Fixture, owner: &str) -> Op {
             format!("/list-table-migrations?tableBucketARN={b}"),
             Value::Null,
         ),
+        A::PutTableBucketReplication => (
+            M::PUT,
+            Tables,
+            format!("/table-bucket-replication?tableBucketARN={b}"),
+            replication(owner),
+        ),
+        A::PutTableReplication => (
+            M::PUT,
+            Tables,
+            format!("/table-replication?tableArn={}", seg(&f.table_arn)),
+            replication(owner),
+        ),
         A::SyncTableMigration
         | A::UpdateTableMigration
         | A::CompleteTableMigration
         | A::GetTableMigration => unreachable!("needs a migrated table: see needs_migration"),
+        A::GetTableBucketReplication
+        | A::DeleteTableBucketReplication
+        | A::GetTableReplication
+        | A::DeleteTableReplication
+        | A::GetTableReplicationStatus
+        | A::DisassociateTableReplication => {
+            unreachable!("needs a replication configuration or a replica: see needs_replication")
+        }
         A::AssumeRole | A::GetSessionToken => unreachable!("not a table action"),
     };
     Op::new(method, surface, path, body, &[action])
+}
+
+/// A replication configuration to a bucket of the owner's account that does not exist (the worker then reports
+/// the destination failed; nothing is written).
+fn replication(owner: &str) -> Value {
+    json!({"configuration": {"role": format!("arn:aws:iam::{owner}:role/replicator"),
+        "rules": [{"destinations": [{"destinationTableBucketARN":
+            format!("arn:aws:s3tables:us-east-1:{owner}:bucket/replica-elsewhere")}]}]}})
 }
 
 /// DeleteTableBucket needs an empty bucket: the owner drops the fixture's table and namespaces first (the bucket
