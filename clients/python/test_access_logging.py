@@ -279,6 +279,21 @@ def test_a_caller_without_permission_is_forbidden(server, s3tables):
                                         tableBucketLoggingStatus=logging_on(target=target_name))
     assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
     assert s3tables.get_table_bucket_logging(tableBucketARN=source_arn)["tableBucketLoggingStatus"] == {}
+    # Pointing the logs at a bucket needs the right to write the log table there, not only PutTableBucketLogging.
+    _, key, secret = new_user(server, allow("s3tables:PutTableBucketLogging", "s3tables:GetTableBucketLogging",
+                                            resource=source_arn))
+    redirector = make_client(server.tables_url, access_key=key, secret_key=secret)
+    with pytest.raises(ClientError) as e:
+        redirector.put_table_bucket_logging(tableBucketARN=source_arn,
+                                            tableBucketLoggingStatus=logging_on(target=target_name))
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    assert s3tables.get_table_bucket_logging(tableBucketARN=source_arn)["tableBucketLoggingStatus"] == {}
+    _, key, secret = new_user(server, allow("s3tables:PutTableBucketLogging", "s3tables:CreateNamespace",
+                                            "s3tables:CreateTable", "s3tables:PutTableData"))
+    writer = make_client(server.tables_url, access_key=key, secret_key=secret)
+    writer.put_table_bucket_logging(tableBucketARN=source_arn, tableBucketLoggingStatus=logging_on(target=target_name))
+    assert s3tables.get_table_bucket_logging(tableBucketARN=source_arn)["tableBucketLoggingStatus"] == logging_on(
+        target=target_name)
     _, key, secret = new_user(server, allow("s3tables:GetTableBucket"))
     stranger = make_client(server.tables_url, access_key=key, secret_key=secret)
     with pytest.raises(ClientError) as e:

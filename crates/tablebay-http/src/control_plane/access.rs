@@ -71,7 +71,27 @@ pub(crate) async fn resolve(
         E::GetTableBucketMaintenanceConfiguration { bucket } => {
             on_bucket(A::GetTableBucketMaintenanceConfiguration, bucket)?
         }
-        E::PutTableBucketLogging { bucket, .. } => on_bucket(A::PutTableBucketLogging, bucket)?,
+        E::PutTableBucketLogging { bucket, request } => {
+            let source = BucketArn::parse(bucket)?;
+            let mut needs = vec![Need::action(
+                A::PutTableBucketLogging,
+                Resource::Bucket(source.clone()),
+            )];
+            // The server writes the records into the target bucket for the account: whoever points the logs
+            // there must be allowed to create the log table there and write to it (a name that does not parse
+            // is the handler's 400).
+            if let Some(enabled) = &request.table_bucket_logging_status.logging_enabled
+                && let Ok(name) = tablebay_catalog::BucketName::parse(&enabled.target_bucket)
+            {
+                let target = BucketArn { name, ..source };
+                needs.push(Need::Actions(
+                    vec![A::CreateNamespace, A::CreateTable],
+                    Resource::Bucket(target.clone()),
+                ));
+                needs.push(Need::action(A::PutTableData, Resource::AnyTable(target)));
+            }
+            needs
+        }
         E::GetTableBucketLogging { bucket } => on_bucket(A::GetTableBucketLogging, bucket)?,
         E::GetTableBucketStorageClass { bucket }
         | E::GetTableBucketMetricsConfiguration { bucket } => on_bucket(A::GetTableBucket, bucket)?,
