@@ -406,6 +406,15 @@ impl Client {
         }
     }
 
+    /// The URL of a multipart upload of `key`.
+    fn upload_url(&self, bucket: &str, key: &str, upload_id: &str) -> String {
+        format!(
+            "{}?uploadId={}",
+            self.object_url(bucket, key),
+            encode(upload_id)
+        )
+    }
+
     /// UploadPart; the part's ETag.
     pub async fn upload_part(
         &self,
@@ -416,9 +425,8 @@ impl Client {
         body: Bytes,
     ) -> Result<String, ReplicationError> {
         let url = format!(
-            "{}?partNumber={number}&uploadId={}",
-            self.object_url(bucket, key),
-            encode(upload_id)
+            "{}&partNumber={number}",
+            self.upload_url(bucket, key, upload_id)
         );
         let (status, headers, answer) = self.exchange(Method::PUT, url, "s3", None, body).await?;
         match headers
@@ -442,11 +450,7 @@ impl Client {
         upload_id: &str,
         etags: &[String],
     ) -> Result<(), ReplicationError> {
-        let url = format!(
-            "{}?uploadId={}",
-            self.object_url(bucket, key),
-            encode(upload_id)
-        );
+        let url = self.upload_url(bucket, key, upload_id);
         let mut xml = String::from("<CompleteMultipartUpload>");
         for (i, etag) in etags.iter().enumerate() {
             xml += &format!(
@@ -478,11 +482,7 @@ impl Client {
 
     /// AbortMultipartUpload, best effort: an upload left behind expires with the server's multipart expiry.
     pub async fn abort_multipart_upload(&self, bucket: &str, key: &str, upload_id: &str) {
-        let url = format!(
-            "{}?uploadId={}",
-            self.object_url(bucket, key),
-            encode(upload_id)
-        );
+        let url = self.upload_url(bucket, key, upload_id);
         if let Err(e) = self
             .send(Method::DELETE, url, "s3", None, Bytes::new())
             .await
